@@ -1,0 +1,99 @@
+"""Short, consistent phrasing of announcements, the way a table referee talks.
+
+"Seven of hearts." "Double! Sevens." "King - Ben, three chances." "Ben, two left."
+"Ada takes the pile, twelve cards." "Wrong slap, Cho pays two." "Cho is out."
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Mapping, Sequence
+
+from ..engine import card_words, parse_card
+
+_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+_TENS = {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty"}
+_PLURAL_RANK = {"A": "Aces", "J": "Jacks", "Q": "Queens", "K": "Kings", "6": "Sixes"}
+_PATTERN_WORDS = {
+    "jack": "Jack", "double": "Double", "sandwich": "Sandwich", "run3": "Run",
+    "run4": "Run of four", "top_bottom": "Top and bottom", "tens": "Tens", "ten": "Ten",
+    "marriage": "Marriage", "divorce": "Divorce", "big_mac": "Big Mac", "joker": "Joker",
+}
+
+
+class Verbosity(enum.IntEnum):
+    PATTERNS = 1   # slap patterns, challenges, awards, penalties, outs
+    CARDS = 2      # ... plus every card
+    TURNS = 3      # ... plus whose turn and the counts
+
+
+def number(n: int) -> str:
+    if 0 <= n <= 20:
+        return _NUMBERS[n]
+    if n < 60:
+        tens, ones = divmod(n, 10)
+        return _TENS[tens * 10] + ("-" + _NUMBERS[ones] if ones else "")
+    return str(n)
+
+
+def _rank_plural(card: str) -> str:
+    rank = card[:-1]
+    if rank in _PLURAL_RANK:
+        return _PLURAL_RANK[rank]
+    return number(int(rank)).capitalize() + "s"
+
+
+def phrase(ann: Mapping[str, Any], players: Sequence[str],
+           verbosity: Verbosity = Verbosity.CARDS) -> str | None:
+    """The words for one announcement, or None when this verbosity keeps quiet."""
+    kind = ann.get("type")
+
+    def who(seat: Any) -> str:
+        return players[seat] if isinstance(seat, int) and 0 <= seat < len(players) else "Nobody"
+
+    if kind == "flip":
+        if verbosity < Verbosity.CARDS:
+            if "left" in ann:
+                return f"{who(ann['seat'])}, {number(ann['left'])} left."
+            return None
+        words = card_words(parse_card(ann["card"])).capitalize()
+        if "left" in ann:
+            return f"{words}. {who(ann['seat'])}, {number(ann['left'])} left."
+        return f"{words}."
+    if kind == "pattern":
+        pats = ann["patterns"]
+        main = _PATTERN_WORDS[pats[0]] + "!"
+        if pats[0] == "double" and ann.get("cards"):
+            main += f" {_rank_plural(ann['cards'][-1])}."
+        return main
+    if kind == "challenge":
+        rank = card_words(parse_card(ann["card"])).split(" of ")[0].capitalize()
+        if ann.get("seat") is None:
+            return f"{rank} - nobody can answer."
+        chances = "chance" if ann["count"] == 1 else "chances"
+        return f"{rank} - {who(ann['seat'])}, {number(ann['count'])} {chances}."
+    if kind == "challenge_won":
+        return f"{who(ann['seat'])} wins the challenge."
+    if kind == "award":
+        cards = ann["cards"]
+        noun = "card" if cards == 1 else "cards"
+        return f"{who(ann['seat'])} takes the pile, {number(cards)} {noun}."
+    if kind == "wrong_slap":
+        return f"Wrong slap, {who(ann['seat'])} pays {number(ann['paid'])}."
+    if kind == "late_slap":
+        return None if verbosity < Verbosity.TURNS else "Too late, no penalty."
+    if kind == "out":
+        return f"{who(ann['seat'])} is out."
+    if kind == "turn":
+        return f"{who(ann['seat'])} to play." if verbosity >= Verbosity.TURNS else None
+    if kind == "hand_over":
+        return f"{who(ann['winner'])} wins the hand."
+    if kind == "match_over":
+        return f"{who(ann['winner'])} wins the match."
+    if kind == "start":
+        return f"New hand: {', '.join(ann['players'])}."
+    if kind == "state" and verbosity >= Verbosity.TURNS:
+        counts = ", ".join(f"{p} {number(c)}" for p, c in zip(players, ann["stacks"]))
+        return f"Pile {number(ann['pile'])}. {counts}."
+    return None

@@ -1,0 +1,123 @@
+"""The `companion` command. Each subcommand lives with its concern; this file only
+parses arguments and turns expected failures into one clear line on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Sequence
+
+from .engine import PRESETS, Game, RulesError, load_rules, run_lines
+
+
+class CommandError(Exception):
+    """An expected failure: printed as one line, exit status 2."""
+
+
+def _rules_arg(p: argparse.ArgumentParser, default: str = "base") -> None:
+    p.add_argument("--rules", default=default, metavar="PRESET_OR_TOML",
+                   help=f"a preset ({', '.join(PRESETS)}) or a TOML file of house options "
+                        f"(default: {default})")
+
+
+# ---------------------------------------------------------------- referee
+def cmd_referee(args: argparse.Namespace) -> int:
+    game = Game(load_rules(args.rules))
+    name = "<stdin>" if args.events == "-" else args.events
+    try:
+        src = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"{args.events}: {exc.strerror}") from None
+    out = sys.stdout
+    with src:
+        for res in run_lines(game, src):
+            for ann in res.announcements:
+                out.write(json.dumps(ann) + "\n")
+            if res.error:
+                print(f"{name}:{res.line}: rejected: {res.error}", file=sys.stderr)
+            out.flush()   # a live consumer reads each call as it happens
+    if game.players:
+        out.write(json.dumps(game.snapshot()) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------- simulate
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from .sim.report import simulate
+    rules = load_rules(args.rules)
+    if not 2 <= args.players <= 8:
+        raise CommandError("--players: between 2 and 8")
+    if args.hands < 1:
+        raise CommandError("--hands: at least 1")
+    print(simulate(rules, args.players, args.hands, args.seed, flip_ms=args.flip_ms,
+                   as_json=args.json))
+    return 0
+
+
+# ---------------------------------------------------------------- demo
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+    return run_demo(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="companion",
+        description="The ratscrew table companion: referee, card detector and slap pad.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help: str,
+            description: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description or help)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("referee", cmd_referee, "referee a game from JSON Lines events",
+            "Read JSON Lines events (start, flip, slap, collect, state) and write the "
+            "referee's announcements as JSON Lines. Bad lines are announced as 'rejected', "
+            "explained on stderr with their line number, and skipped.")
+    _rules_arg(p)
+    p.add_argument("--events", default="-", metavar="FILE|-",
+                   help="JSON Lines events to read (default: - for standard input)")
+
+    p = add("simulate", cmd_simulate, "self-play with bot players and print statistics",
+            "Play hands between bots whose reaction times are log-normal around their own "
+            "medians (330-620 ms), with misses and false alarms; print hand length, slaps, "
+            "wrong slaps and challenges per hand.")
+    _rules_arg(p)
+    p.add_argument("--players", type=int, default=4, help="players at the table (default 4)")
+    p.add_argument("--hands", type=int, default=100, help="hands to play (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--flip-ms", type=float, default=850.0,
+                   help="mean time between cards in ms (default 850)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = add("demo", cmd_demo, "run the companion on a built-in game (no camera needed)")
+    _rules_arg(p, "challenge")
+    p.add_argument("--seed", type=int, default=7, help="which built-in game (default 7)")
+    p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
+    p.add_argument("--limit", type=int, default=60,
+                   help="stop printing after this many calls (0: all; default 60)")
+    p.add_argument("--verbosity", type=int, choices=(1, 2, 3), default=2,
+                   help="1 patterns and challenges, 2 plus every card, 3 plus turns (default 2)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except (CommandError, RulesError) as exc:
+        print(f"companion {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:   # e.g. `companion referee | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
