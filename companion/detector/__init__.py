@@ -1,0 +1,1 @@
+"""The card detector: training, export and inference (ONNX Runtime or ultralytics)."""

@@ -1,0 +1,98 @@
+"""`companion dataset`: an ultralytics-ready dataset of rendered pile scenes.
+
+    OUT/images/{train,val}/NNNNNN.jpg   OUT/labels/{train,val}/NNNNNN.txt
+    OUT/data.yaml                       OUT/contact_sheet.png
+
+Scene i of seed s is the same on every machine and in any worker, so a
+dataset can be rebuilt exactly instead of being stored.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from ..engine.cards import CLASS_NAMES
+from .scene import SceneRenderer, draw_labels
+
+_renderer: SceneRenderer | None = None
+
+
+def _init(size: int, seed: int) -> None:
+    global _renderer
+    cv2.setNumThreads(1)      # one process per core does better than threads here
+    _renderer = SceneRenderer(size, seed)
+
+
+def _work(job: tuple[int, str, str]) -> tuple[int, int]:
+    index, img_path, lbl_path = job
+    assert _renderer is not None
+    scene = _renderer.render(index)
+    S = _renderer.size
+    cv2.imwrite(img_path, scene.image, [cv2.IMWRITE_JPEG_QUALITY, 93])
+    lines = []
+    for cls, x1, y1, x2, y2 in scene.labels:
+        lines.append(f"{cls} {(x1 + x2) / 2 / S:.6f} {(y1 + y2) / 2 / S:.6f} "
+                     f"{(x2 - x1) / S:.6f} {(y2 - y1) / S:.6f}")
+    Path(lbl_path).write_text("\n".join(lines) + ("\n" if lines else ""))
+    return index, len(lines)
+
+
+def write_data_yaml(out: Path) -> Path:
+    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASS_NAMES))
+    path = out / "data.yaml"
+    path.write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\n"
+                    f"names:\n{names}\n")
+    return path
+
+
+def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float = 0.1,
+                 workers: int | None = None, progress: bool = True) -> dict:
+    out = Path(out)
+    n_val = max(1, int(round(images * val))) if images > 1 and val > 0 else 0
+    jobs = []
+    for split in ("train", "val"):
+        (out / "images" / split).mkdir(parents=True, exist_ok=True)
+        (out / "labels" / split).mkdir(parents=True, exist_ok=True)
+    for i in range(images):
+        split = "val" if i >= images - n_val else "train"
+        jobs.append((i, str(out / "images" / split / f"{i:06d}.jpg"),
+                     str(out / "labels" / split / f"{i:06d}.txt")))
+    workers = workers or min(os.cpu_count() or 1, 8)
+    boxes = 0
+    bar = tqdm(total=images, desc="rendering", unit="img", disable=not progress)
+    if workers == 1 or images < 8:
+        _init(size, seed)
+        for job in jobs:
+            boxes += _work(job)[1]
+            bar.update()
+    else:
+        ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ctx.Pool(workers, initializer=_init, initargs=(size, seed)) as pool:
+            for _, n in pool.imap_unordered(_work, jobs, chunksize=8):
+                boxes += n
+                bar.update()
+    bar.close()
+    yaml_path = write_data_yaml(out)
+    sheet = contact_sheet(out / "contact_sheet.png", size, seed, range(min(images, 24)))
+    return {"images": images, "val": n_val, "boxes": boxes, "data": str(yaml_path),
+            "contact_sheet": str(sheet)}
+
+
+def contact_sheet(path: Path, size: int, seed: int, indices, cols: int = 6) -> Path:
+    """A grid of scenes with their label boxes drawn, to look at."""
+    r = SceneRenderer(size, seed)
+    tiles = []
+    for i in indices:
+        s = r.render(i)
+        tiles.append(draw_labels(s.image, s.labels, CLASS_NAMES))
+    while len(tiles) % cols:
+        tiles.append(np.zeros_like(tiles[0]))
+    rows = [np.hstack(tiles[i:i + cols]) for i in range(0, len(tiles), cols)]
+    cv2.imwrite(str(path), np.vstack(rows))
+    return path

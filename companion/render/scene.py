@@ -1,0 +1,190 @@
+"""Scenes of the centre pile seen from above, with exact labels.
+
+A pile of 1-10 overlapping cards (newest on top) on a generated table, seen
+by a camera that may be tilted, with hands, face-down cards, light and lens
+effects. Every corner index that stays visible enough to read gets a box:
+the index's outline in face pixels is carried through the same homography
+that placed the face, and its visible share is measured against the masks of
+everything drawn above it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .effects import camera
+from .faces import Deck, DeckStyle, Face
+from .hands import hand_layer
+from .textures import table_texture
+
+VISIBLE_TO_LABEL = 0.7      # share of an index that must be visible (and in frame) to be labelled
+
+
+@dataclass
+class Placed:
+    face: Face
+    H: np.ndarray            # 3x3: face pixels -> image pixels
+    mask: np.ndarray         # float32 coverage of the frame, 0..1
+
+
+@dataclass
+class Scene:
+    image: np.ndarray                                   # BGR uint8
+    labels: list[tuple[int, float, float, float, float]]  # class, x1, y1, x2, y2 (pixels)
+    pile: list[int] = field(default_factory=list)       # classes, bottom -> top
+
+
+def camera_homography(w: int, h: int, rng: np.random.Generator, tilt: float) -> np.ndarray:
+    """Table plane -> image: the frame's corners pulled in by up to `tilt` of its size."""
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    j = rng.uniform(0, tilt, (4, 2)) * (w, h)
+    sign = np.float32([[1, 1], [-1, 1], [-1, -1], [1, -1]])
+    dst = src + sign * j
+    if rng.random() < 0.5:
+        # Keep the far edge narrower than the near one, like a real oblique camera.
+        dst[:2, 0] += np.float32([1, -1]) * rng.uniform(0, tilt) * w
+    return cv2.getPerspectiveTransform(src, dst.astype(np.float32))
+
+
+def card_transform(face: Face, centre: tuple[float, float], height: float, angle_deg: float,
+                   ) -> np.ndarray:
+    """Face pixels -> table plane: scale to `height`, rotate, move to `centre`."""
+    fh, fw = face.image.shape[:2]
+    s = height / fh
+    a = np.deg2rad(angle_deg)
+    c, si = np.cos(a) * s, np.sin(a) * s
+    tx = centre[0] - (c * fw / 2 - si * fh / 2)
+    ty = centre[1] - (si * fw / 2 + c * fh / 2)
+    return np.array([[c, -si, tx], [si, c, ty], [0, 0, 1]], np.float64)
+
+
+def warp_onto(canvas: np.ndarray, face: Face, H: np.ndarray, shade: float = 1.0,
+              shadow: float = 0.0) -> np.ndarray:
+    """Draw a face through H onto canvas (in place); returns its coverage mask."""
+    ch, cw = canvas.shape[:2]
+    fh, fw = face.image.shape[:2]
+    corners = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    pad = 6
+    x0, y0 = np.floor(corners.min(0)).astype(int) - pad
+    x1, y1 = np.ceil(corners.max(0)).astype(int) + pad
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, cw), min(y1, ch)
+    mask = np.zeros((ch, cw), np.float32)
+    if x1 <= x0 or y1 <= y0:
+        return mask
+    # Warp only into the card's bounding box: most of the frame is untouched.
+    T = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64) @ H
+    size = (int(x1 - x0), int(y1 - y0))
+    img = cv2.warpPerspective(face.image, T, size, flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+    a = cv2.warpPerspective(face.alpha, T, size, flags=cv2.INTER_LINEAR).astype(np.float32) / 255
+    roi = canvas[y0:y1, x0:x1].astype(np.float32)
+    if shadow > 0:
+        sh = cv2.GaussianBlur(a, (0, 0), 2.5)
+        sh = np.roll(sh, (2, 2), (0, 1))
+        roi *= (1 - shadow * sh)[..., None]
+    roi = roi * (1 - a[..., None]) + img.astype(np.float32) * shade * a[..., None]
+    canvas[y0:y1, x0:x1] = np.clip(roi, 0, 255).astype(np.uint8)
+    mask[y0:y1, x0:x1] = a
+    return mask
+
+
+def index_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
+                 ) -> list[tuple[int, float, float, float, float]]:
+    """Boxes for the indices visible enough to read, from the top card down."""
+    above = np.zeros((h, w), np.float32) if cover is None else cover.copy()
+    labels = []
+    for p in reversed(placed):
+        if p.face.cls is not None:
+            for x1, y1, x2, y2 in p.face.index_boxes:
+                quad = cv2.perspectiveTransform(
+                    np.float32([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]]]), p.H)[0]
+                area = cv2.contourArea(quad)
+                if area < 4:
+                    continue
+                qmask = np.zeros((h, w), np.uint8)
+                cv2.fillConvexPoly(qmask, np.round(quad).astype(np.int32), 1)
+                inside = float(qmask.sum())
+                # In-frame share: the part of the quad the frame shows.
+                if inside < 0.85 * area:
+                    continue
+                visible = float((qmask * (1 - above)).sum()) / max(inside, 1.0)
+                if visible < VISIBLE_TO_LABEL:
+                    continue
+                bx1, by1 = np.clip(quad.min(0), 0, (w, h))
+                bx2, by2 = np.clip(quad.max(0), 0, (w, h))
+                labels.append((p.face.cls, float(bx1), float(by1), float(bx2), float(by2)))
+        above = np.maximum(above, p.mask)
+    return labels
+
+
+class SceneRenderer:
+    """Deterministic scenes: scene i of seed s is always the same image and labels."""
+
+    def __init__(self, size: int = 320, seed: int = 0, images_per_deck: int = 48) -> None:
+        self.size = size
+        self.seed = seed
+        self.images_per_deck = images_per_deck
+
+    @functools.lru_cache(maxsize=8)
+    def deck(self, style_seed: int) -> Deck:
+        return Deck(DeckStyle.random(style_seed))
+
+    def render(self, index: int) -> Scene:
+        rng = np.random.default_rng([self.seed, index])
+        deck = self.deck(self.seed * 1_000_003 + index // self.images_per_deck)
+        S = self.size
+        img = table_texture(S, S, rng)
+        H_cam = camera_homography(S, S, rng, tilt=rng.uniform(0, 0.14))
+        # Card size in the frame, log-uniform: far cameras to close-ups.
+        card_h = S * float(np.exp(rng.uniform(np.log(0.32), np.log(0.95))))
+        r = rng.random()
+        n = 0 if r < 0.04 else 1 if r < 0.3 else int(rng.integers(2, 5)) if r < 0.65 else \
+            int(rng.integers(5, 11))
+        classes = [int(c) for c in rng.choice(52, size=n, replace=False)]
+        if rng.random() < 0.5:
+            base = rng.uniform(0, 360)
+        else:
+            base = float(rng.choice([0, 90, 180, 270])) + rng.normal(0, 6)
+        spread = rng.uniform(0.03, 0.18) * card_h
+        turn = rng.uniform(3, 25)
+        cx, cy = S / 2 + rng.uniform(-0.18, 0.18) * S, S / 2 + rng.uniform(-0.18, 0.18) * S
+        stack: list[Face] = [deck.face(c) for c in classes]
+        if n and rng.random() < 0.05:       # a joker in the pile: no label, still a card
+            stack.insert(int(rng.integers(0, len(stack))), deck.joker(int(rng.integers(2))))
+        placed: list[Placed] = []
+        if rng.random() < 0.12:             # face-down cards on the table
+            for _ in range(int(rng.integers(1, 3))):
+                back = deck.back()
+                c = (rng.uniform(0, S), rng.uniform(0, S))
+                H = H_cam @ card_transform(back, c, card_h, rng.uniform(0, 360))
+                placed.append(Placed(back, H, warp_onto(img, back, H, shadow=0.3)))
+        for i, face in enumerate(stack):
+            last = i == len(stack) - 1
+            off = (0.0, 0.0) if last and rng.random() < 0.5 else tuple(rng.normal(0, spread, 2))
+            ang = base + rng.normal(0, turn)
+            H = H_cam @ card_transform(face, (cx + off[0], cy + off[1]), card_h, ang)
+            mask = warp_onto(img, face, H, shade=rng.uniform(0.9, 1.04),
+                             shadow=rng.uniform(0.1, 0.4))
+            placed.append(Placed(face, H, mask))
+        cover = None
+        if rng.random() < 0.3:              # a hand over or beside the pile
+            target = (cx + rng.normal(0, 0.4) * card_h, cy + rng.normal(0, 0.4) * card_h)
+            hand, hmask = hand_layer(S, S, rng, target, card_h * rng.uniform(0.5, 0.9))
+            img = (img * (1 - hmask[..., None]) + hand * hmask[..., None]).astype(np.uint8)
+            cover = hmask
+        labels = index_labels(placed, cover, S, S)
+        img = camera(img, rng)
+        return Scene(img, labels, classes)
+
+
+def draw_labels(img: np.ndarray, labels, names) -> np.ndarray:
+    out = img.copy()
+    for cls, x1, y1, x2, y2 in labels:
+        cv2.rectangle(out, (int(x1), int(y1)), (int(x2), int(y2)), (0, 255, 0), 1)
+        cv2.putText(out, names[cls], (int(x1), max(8, int(y1) - 2)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.35, (0, 255, 255), 1, cv2.LINE_AA)
+    return out
