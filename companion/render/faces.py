@@ -48,7 +48,7 @@ class Face:
 @dataclass(frozen=True)
 class DeckStyle:
     seed: int
-    height: int
+    aspect: float             # height / width: poker 1.40, bridge 1.55
     font: str
     rank_frac: float          # rank glyph height / card height
     margin_x: float           # index left edge / card width
@@ -94,7 +94,7 @@ class DeckStyle:
             }[hue])
         return cls(
             seed=seed,
-            height=int(FACE_WIDTH * (1.40 if rng.random() < 0.75 else 1.55)),
+            aspect=1.40 if rng.random() < 0.75 else 1.55,
             font=font,
             rank_frac=float(rng.uniform(0.075, 0.13)),
             margin_x=float(rng.uniform(0.035, 0.09)),
@@ -160,10 +160,10 @@ def _paint(img: np.ndarray, mask: np.ndarray, x: int, y: int, colour) -> None:
 class Deck:
     """Faces of one deck style, rendered once and kept."""
 
-    def __init__(self, style: DeckStyle) -> None:
+    def __init__(self, style: DeckStyle, width: int = FACE_WIDTH) -> None:
         self.style = style
-        self.w = FACE_WIDTH
-        self.h = style.height
+        self.w = width
+        self.h = int(round(width * style.aspect))
         self._cache: dict[object, Face] = {}
         rng = np.random.default_rng(style.seed + 1)
         # Card stock: the paper colour with a faint fibre texture.

@@ -1,0 +1,144 @@
+"""The renderer: labels on the indices, occlusion, determinism, films that agree with the engine."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.engine import PRESETS, Game
+from companion.engine.cards import CLASS_NAMES
+from companion.render.faces import Deck, DeckStyle
+from companion.render.scene import (Placed, SceneRenderer, card_transform, index_labels,
+                                    warp_onto)
+
+
+@pytest.fixture(scope="module")
+def deck():
+    return Deck(DeckStyle.random(12))
+
+
+def ink_mask(img):
+    """Printed ink (black or red) on white stock: dark or strongly red pixels."""
+    b, g, r = [img[..., i].astype(int) for i in range(3)]
+    return ((b + g + r) < 330) | ((r - g) > 80)
+
+
+@pytest.mark.parametrize("cls,angle", [(CLASS_NAMES.index("Qh"), 0.0), (CLASS_NAMES.index("7s"), 0.0),
+                                       (CLASS_NAMES.index("10d"), 90.0),
+                                       (CLASS_NAMES.index("Ac"), 180.0)])
+def test_label_boxes_hold_the_index_glyphs(deck, cls, angle):
+    face = deck.face(cls)
+    canvas = np.full((400, 400, 3), 235, np.uint8)     # plain light table
+    H = card_transform(face, (200, 200), 300, angle)
+    mask = warp_onto(canvas, face, H)
+    labels = index_labels([Placed(face, H, mask)], None, 400, 400)
+    assert len(labels) == len(face.index_boxes) >= 2
+    ink = ink_mask(canvas)
+    for lab_cls, x1, y1, x2, y2 in labels:
+        assert lab_cls == cls
+        # The ink near the box (the index glyphs) lies inside it...
+        inner = ink[int(y1):int(np.ceil(y2)), int(x1):int(np.ceil(x2))]
+        assert inner.sum() > 20
+        ys, xs = np.nonzero(inner)
+        gx1, gy1, gx2, gy2 = x1 + xs.min(), y1 + ys.min(), x1 + xs.max() + 1, y1 + ys.max() + 1
+        # ...and the box is tight around it: no more than a few pixels of margin.
+        assert max(gx1 - x1, gy1 - y1, x2 - gx2, y2 - gy2) <= 7
+        # Nothing of the glyph is cut off: a 1-pixel ring outside the box holds little ink.
+        ring = ink[max(0, int(y1) - 2):int(y2) + 3, max(0, int(x1) - 2):int(x2) + 3].sum()
+        assert ring - inner.sum() <= 0.08 * inner.sum() + 3
+
+
+def test_a_fully_covered_corner_gets_no_label(deck):
+    under, over = deck.face(0), deck.face(20)
+    canvas = np.full((500, 500, 3), 235, np.uint8)
+    H1 = card_transform(under, (250, 250), 300, 0)
+    m1 = warp_onto(canvas, under, H1)
+    # The second card sits up and to the left: it hides the first card's top-left index.
+    H2 = card_transform(over, (200, 190), 300, 0)
+    m2 = warp_onto(canvas, over, H2)
+    labels = index_labels([Placed(under, H1, m1), Placed(over, H2, m2)], None, 500, 500)
+    under_boxes = [l for l in labels if l[0] == 0]
+    assert len(under_boxes) == 1                       # only its lower-right index shows
+    assert under_boxes[0][1] > 300 and under_boxes[0][2] > 300
+    assert sum(1 for l in labels if l[0] == 20) == 2
+
+
+def test_a_hand_over_the_index_removes_its_label(deck):
+    face = deck.face(5)
+    canvas = np.full((400, 400, 3), 235, np.uint8)
+    H = card_transform(face, (200, 200), 300, 0)
+    m = warp_onto(canvas, face, H)
+    hand = np.zeros((400, 400), np.float32)
+    hand[:200, :200] = 1.0                              # covers the top-left corner
+    labels = index_labels([Placed(face, H, m)], hand, 400, 400)
+    assert len(labels) == 1 and labels[0][1] > 200
+
+
+def test_scenes_are_deterministic_by_seed():
+    a, b, c = SceneRenderer(320, seed=5), SceneRenderer(320, seed=5), SceneRenderer(320, seed=6)
+    for i in (0, 7, 31):
+        sa, sb, sc = a.render(i), b.render(i), c.render(i)
+        assert np.array_equal(sa.image, sb.image) and sa.labels == sb.labels
+        assert not np.array_equal(sa.image, sc.image)
+
+
+def test_scene_labels_are_inside_the_frame_and_name_pile_cards():
+    r = SceneRenderer(320, seed=2)
+    seen = 0
+    for i in range(30):
+        s = r.render(i)
+        assert s.image.shape == (320, 320, 3)
+        for cls, x1, y1, x2, y2 in s.labels:
+            assert cls in s.pile
+            assert 0 <= x1 < x2 <= 320 and 0 <= y1 < y2 <= 320
+            seen += 1
+        if s.pile:      # the top card is nearly whole: at least one of its indices shows
+            top = s.pile[-1]
+            in_frame = any(l[0] == top for l in s.labels)
+            seen += in_frame
+    assert seen > 30
+
+
+def test_dataset_command_writes_an_ultralytics_dataset(tmp_path):
+    from companion.render.dataset import make_dataset
+    info = make_dataset(tmp_path / "ds", images=10, seed=3, workers=1, progress=False)
+    assert info["images"] == 10 and info["val"] == 1
+    yaml = (tmp_path / "ds" / "data.yaml").read_text()
+    assert "train: images/train" in yaml and "  51: Kc" in yaml and "  0: As" in yaml
+    labels = sorted((tmp_path / "ds" / "labels" / "train").glob("*.txt"))
+    assert len(labels) == 9
+    for f in labels:
+        for line in f.read_text().splitlines():
+            cls, *xywh = line.split()
+            assert 0 <= int(cls) < 52 and all(0 <= float(v) <= 1 for v in xywh)
+    assert (tmp_path / "ds" / "contact_sheet.png").stat().st_size > 10_000
+
+
+def test_game_film_truth_is_a_legal_game_the_engine_agrees_with(tmp_path):
+    from companion.render.video import GameFilm
+    from companion.sim import play_hand
+    rules = PRESETS["challenge"]
+    film = GameFilm(rules, ["Ada", "Ben", "Cho"], seed=4, size=(320, 180), seconds=25)
+    truth = film.timeline.truth
+    assert truth[0]["type"] == "start"
+    # The truth file is itself a referee event stream; it replays the self-played game.
+    g = Game(rules)
+    replayed = [a for ev in truth for a in g.apply(ev)]
+    original = play_hand(rules, ["Ada", "Ben", "Cho"], 4)
+    g2 = Game(rules)
+    played = [a for ev in original.events for a in g2.apply(ev)]
+    strip = lambda anns: [{k: v for k, v in a.items() if k != "t"} for a in anns]
+    assert strip(replayed) == strip(played)[:len(replayed)]
+    flips = [x for x in truth if x["type"] == "flip"]
+    frames = [x["frame"] for x in flips]
+    assert frames == sorted(frames) and len(set(frames)) == len(frames) and len(flips) >= 10
+    # Films are deterministic too, and the first resting frame shows the card still.
+    info = film.write(tmp_path / "g.mp4", progress=False)
+    cap = cv2.VideoCapture(info["video"])
+    n = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+    assert n == info["frames"] == film.frame_of(film.timeline.duration)
+    lines = [json.loads(x) for x in open(info["truth"])]
+    assert lines == truth
