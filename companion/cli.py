@@ -95,6 +95,87 @@ def cmd_render_game(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- detector
+def _detector(args: argparse.Namespace):
+    from .detector.model import ModelError, load_detector
+    try:
+        return load_detector(args.model, args.imgsz, args.conf)
+    except ModelError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    import cv2
+    det = _detector(args)
+    for path in args.images:
+        img = cv2.imread(path)
+        if img is None:
+            err = "cannot read image (missing, not an image, or corrupt)"
+            if args.json:
+                print(json.dumps({"image": path, "error": err}), flush=True)
+            else:
+                print(f"{path}: error: {err}", flush=True)
+            continue
+        found = det(img)
+        if args.json:
+            print(json.dumps({"image": path, "cards": found.to_json()}), flush=True)
+        else:
+            cards = ", ".join(f"{n} {c:.2f}" for n, c in zip(found.names, found.confidence))
+            print(f"{path}: {cards or 'no card'}", flush=True)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .detector import evaluate as ev
+    det = _detector(args)
+    real = Path(args.real) if args.real else ev.REAL_DEFAULT
+    if real.is_dir():
+        r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
+        print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
+        for name, truth, got in r["misses"]:
+            print(f"  miss {name}: {truth} read as {got}")
+    else:
+        print(f"real photos: {real} not found; skipped (they are not part of the project)")
+    if args.rendered:
+        r = ev.eval_rendered(det, args.rendered, size=args.imgsz or 320)
+        low = sorted(r["recall"].items(), key=lambda kv: kv[1])[:5]
+        print(f"held-out rendered set: {r['images']} images, {r['boxes']} indices, "
+              f"mAP50 {r['map50']:.3f}")
+        print("  lowest per-class recall: " + ", ".join(f"{k} {v:.2f}" for k, v in low))
+        print(f"  confusions among matched boxes: 6/9 {r['confusion_6_9']}, "
+              f"suit {r['confusion_suit']}, other {r['confusion_other']}")
+        if r["top_confusions"]:
+            print("  most common: " + ", ".join(f"{a}->{b} x{n}" for a, b, n in r["top_confusions"]))
+    if args.timing:
+        model = Path(args.model) if args.model else None
+        from .detector.model import DEFAULT_MODEL
+        onnx = model if model and model.suffix == ".onnx" else DEFAULT_MODEL
+        t = ev.time_backends(onnx, onnx.with_suffix(".pt"), args.imgsz or 320)
+        print("inference per frame at %d px: %s" % (args.imgsz or 320, ", ".join(
+            f"{k} {v:.1f} ms" for k, v in t.items())))
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .detector.train import train
+    data = Path(args.data)
+    if not args.resume:
+        yaml = data / "data.yaml" if data.is_dir() else data
+        if not yaml.is_file():
+            raise CommandError(f"{yaml}: no data.yaml (make one with `companion dataset`)")
+        data = yaml
+    try:
+        best = train(str(data), args.epochs, args.imgsz, out=args.out, batch=args.batch,
+                     resume=args.resume)
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"best weights: {best}")
+    if args.export:
+        from .detector.export import export_onnx
+        print(f"exported: {export_onnx(best, best.with_suffix('.onnx'), args.imgsz)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -154,6 +235,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     p.add_argument("--seconds", type=float, default=None,
                    help="stop after this many seconds of video (default: the whole hand)")
+    def model_args(p: argparse.ArgumentParser, imgsz: int | None) -> None:
+        p.add_argument("--model", default=None, metavar="PATH",
+                       help="an .onnx (ONNX Runtime) or .pt (ultralytics) model "
+                            "(default: models/cards.onnx)")
+        p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
+        p.add_argument("--imgsz", type=int, default=imgsz,
+                       help=f"inference size in pixels (default {imgsz})")
+
+    p = add("detect", cmd_detect, "name the cards in photos",
+            "Print the cards found in each image; with --json one object per image per line: "
+            '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--json", action="store_true", help="JSON Lines output")
+    model_args(p, 640)
+
+    p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
+    p.add_argument("--real", default=None, metavar="DIR",
+                   help="folder of real photos named by card (default ../shared/realcards)")
+    p.add_argument("--rendered", type=int, default=300, metavar="N",
+                   help="held-out rendered scenes to score (default 300; 0 to skip)")
+    p.add_argument("--timing", action="store_true", help="also time ONNX and torch inference")
+    model_args(p, 640)
+
+    p = add("train", cmd_train, "train the card detector (ultralytics, offline)")
+    p.add_argument("--data", required=False, default="data/cards", help="dataset folder or data.yaml")
+    p.add_argument("--epochs", type=int, default=14)
+    p.add_argument("--imgsz", type=int, default=320)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--out", default="runs/cards", help="run folder (default runs/cards)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/weights/last.pt")
+    p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
     return parser
 
 

@@ -1,0 +1,162 @@
+"""`companion eval`: the detector's figures, measured honestly.
+
+- Real photos (default ../shared/realcards, evaluation only, never trained on):
+  top-1 card identity per photo, the way the before-stop hook scores it (the
+  card with the largest summed confidence), and the confusion for each miss.
+- A held-out rendered set (a seed never used for training): mAP50, per-class
+  recall, and the 6/9 and suit confusions among matched boxes.
+- Inference time per frame on this machine: ONNX Runtime and torch, one run.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.cards import CLASS_NAMES
+from .model import Detections, Detector
+
+REAL_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "realcards"
+
+
+def canonical(name: str) -> str:
+    name = name.strip()
+    if name[:1] in "Tt":
+        name = "10" + name[1:]
+    return name[:-1].upper() + name[-1:].lower()
+
+
+def top1(det: Detections) -> tuple[str | None, float]:
+    score: collections.Counter = collections.Counter()
+    for n, c in zip(det.names, det.confidence):
+        score[n] += float(c)
+    if not score:
+        return None, 0.0
+    card, s = score.most_common(1)[0]
+    return card, s
+
+
+def eval_real(detector: Detector, folder: Path, conf: float = 0.1) -> dict:
+    import cv2
+    labels_csv = folder / "labels.csv"
+    if labels_csv.is_file():
+        with labels_csv.open() as fh:
+            rows = [(folder / r["file"], canonical(r["card"])) for r in csv.DictReader(fh)]
+    else:
+        rows = [(p, canonical(p.stem)) for p in sorted(folder.glob("*.jpg"))]
+    misses, correct = [], 0
+    for path, truth in rows:
+        img = cv2.imread(str(path))
+        if img is None:
+            misses.append((path.name, truth, "unreadable"))
+            continue
+        got, _ = top1(detector(img, conf))
+        if got == truth:
+            correct += 1
+        else:
+            misses.append((path.name, truth, got or "nothing"))
+    return {"photos": len(rows), "correct": correct, "misses": misses}
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of each box in a (N,4) with each in b (M,4)."""
+    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
+    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
+    x2 = np.minimum(a[:, None, 2], b[None, :, 2])
+    y2 = np.minimum(a[:, None, 3], b[None, :, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])
+    return inter / (area(a)[:, None] + area(b)[None, :] - inter + 1e-9)
+
+
+def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, size: int = 320,
+                  progress: bool = True) -> dict:
+    """mAP50 and confusions on scenes from a seed no training set uses."""
+    from tqdm import tqdm
+
+    from ..render.scene import SceneRenderer
+    r = SceneRenderer(size, seed)
+    per_class: dict[int, list[tuple[float, bool]]] = collections.defaultdict(list)
+    n_gt = collections.Counter()
+    hit = collections.Counter()
+    confusion: collections.Counter = collections.Counter()
+    for i in tqdm(range(images), desc="rendered eval", disable=not progress, leave=False):
+        scene = r.render(i)
+        det = detector(scene.image, 0.01)
+        gt = np.array([l[1:] for l in scene.labels], np.float32).reshape(-1, 4)
+        gcls = np.array([l[0] for l in scene.labels], int)
+        for c in gcls:
+            n_gt[int(c)] += 1
+        used = np.zeros(len(gt), bool)
+        ious = _iou(det.xyxy, gt) if len(gt) and len(det) else np.zeros((len(det), len(gt)))
+        for k in range(len(det)):           # detections come sorted by confidence
+            c = int(det.class_id[k])
+            tp = False
+            if len(gt):
+                same = (gcls == c) & ~used
+                cand = np.where(same, ious[k], 0)
+                j = int(cand.argmax())
+                if cand[j] >= 0.5:
+                    used[j] = True
+                    tp = True
+            per_class[c].append((float(det.confidence[k]), tp))
+        # Confusions: each labelled index against the detection that overlaps it most.
+        if len(gt) and len(det):
+            keep = det.confidence >= 0.25
+            if keep.any():
+                iou_k = ious[keep]
+                for j in range(len(gt)):
+                    k = int(iou_k[:, j].argmax())
+                    if iou_k[k, j] >= 0.5:
+                        got = int(det.class_id[keep][k])
+                        confusion[(int(gcls[j]), got)] += 1
+                        hit[int(gcls[j])] += got == gcls[j]
+    aps = {}
+    for c, total in n_gt.items():
+        dets = sorted(per_class.get(c, []), key=lambda x: -x[0])
+        tps = np.array([d[1] for d in dets], float)
+        if not len(tps):
+            aps[c] = 0.0
+            continue
+        ctp, cfp = np.cumsum(tps), np.cumsum(1 - tps)
+        rec, prec = ctp / total, ctp / np.maximum(ctp + cfp, 1e-9)
+        mrec = np.concatenate([[0], rec, [1]])
+        mpre = np.concatenate([[1], prec, [0]])
+        mpre = np.maximum.accumulate(mpre[::-1])[::-1]
+        aps[c] = float(np.sum((mrec[1:] - mrec[:-1]) * mpre[1:]))
+    recall = {CLASS_NAMES[c]: hit[c] / n for c, n in n_gt.items()}
+    sixnine = sum(v for (a, b), v in confusion.items()
+                  if {CLASS_NAMES[a][:-1], CLASS_NAMES[b][:-1]} == {"6", "9"})
+    suit = sum(v for (a, b), v in confusion.items()
+               if CLASS_NAMES[a][:-1] == CLASS_NAMES[b][:-1] and a != b)
+    other = sum(v for (a, b), v in confusion.items() if a != b) - sixnine - suit
+    return {"images": images, "boxes": sum(n_gt.values()),
+            "map50": float(np.mean(list(aps.values()))) if aps else 0.0,
+            "recall": recall, "confusion_6_9": sixnine, "confusion_suit": suit,
+            "confusion_other": other,
+            "top_confusions": [(CLASS_NAMES[a], CLASS_NAMES[b], v) for (a, b), v in
+                               confusion.most_common() if a != b][:10]}
+
+
+def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 50) -> dict:
+    """Per-frame inference time of both backends on the same rendered frame."""
+    from ..render.scene import SceneRenderer
+    from .model import OnnxDetector, TorchDetector
+    frame = SceneRenderer(imgsz, 4242).render(0).image
+    out = {}
+    backends = [("onnx", lambda: OnnxDetector(onnx_path, imgsz))]
+    if pt_path and pt_path.is_file():
+        backends.append(("torch", lambda: TorchDetector(pt_path, imgsz)))
+    for name, make in backends:
+        det = make()
+        for _ in range(5):
+            det(frame)
+        t0 = time.perf_counter()
+        for _ in range(runs):
+            det(frame)
+        out[name] = (time.perf_counter() - t0) / runs * 1000
+    return out

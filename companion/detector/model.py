@@ -1,0 +1,176 @@
+"""Card detection: one Detections type, two backends.
+
+`Detections` is the single type passed from the model to the flip tracker and
+the annotators (boxes in image pixels, confidences, class ids). The live loop
+runs the exported ONNX model through ONNX Runtime (fast on a CPU, no torch
+import); the ultralytics backend reads the `.pt` checkpoint and is the
+reference the ONNX path is tested against.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import cv2
+import numpy as np
+
+from ..engine.cards import CLASS_NAMES
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "cards.onnx"
+
+
+class ModelError(RuntimeError):
+    """A model file that cannot be used; the message names the file."""
+
+
+@dataclass
+class Detections:
+    xyxy: np.ndarray          # (N, 4) float32, image pixels
+    confidence: np.ndarray    # (N,) float32
+    class_id: np.ndarray      # (N,) int
+
+    @classmethod
+    def empty(cls) -> "Detections":
+        return cls(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros(0, int))
+
+    def __len__(self) -> int:
+        return len(self.confidence)
+
+    @property
+    def names(self) -> list[str]:
+        return [CLASS_NAMES[int(c)] for c in self.class_id]
+
+    def sorted(self) -> "Detections":
+        order = np.argsort(-self.confidence, kind="stable")
+        return Detections(self.xyxy[order], self.confidence[order], self.class_id[order])
+
+    def filter(self, keep: np.ndarray) -> "Detections":
+        return Detections(self.xyxy[keep], self.confidence[keep], self.class_id[keep])
+
+    def offset(self, dx: float, dy: float) -> "Detections":
+        return Detections(self.xyxy + np.float32([dx, dy, dx, dy]), self.confidence, self.class_id)
+
+    def to_json(self) -> list[dict]:
+        return [{"card": n, "confidence": round(float(c), 4),
+                 "box": [round(float(v), 1) for v in b]}
+                for n, c, b in zip(self.names, self.confidence, self.xyxy)]
+
+
+class Detector(Protocol):
+    imgsz: int
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections: ...
+
+
+def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, float, float]:
+    """Fit into size x size keeping the aspect ratio, grey padding (as ultralytics trains)."""
+    h, w = image.shape[:2]
+    r = min(size / h, size / w)
+    nh, nw = int(round(h * r)), int(round(w * r))
+    resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR if r > 1 else cv2.INTER_AREA)
+    top, left = (size - nh) // 2, (size - nw) // 2
+    out = np.full((size, size, 3), 114, np.uint8)
+    out[top:top + nh, left:left + nw] = resized
+    return out, r, left, top
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) -> np.ndarray:
+    """Class-aware NMS: boxes of different cards never suppress each other."""
+    if len(scores) == 0:
+        return np.zeros(0, int)
+    shifted = boxes + classes[:, None] * (float(boxes.max()) + 1.0)   # separate classes in space
+    xywh = np.concatenate([shifted[:, :2], shifted[:, 2:] - shifted[:, :2]], 1)
+    keep = cv2.dnn.NMSBoxes(xywh.tolist(), scores.tolist(), 0.0, iou)
+    return np.array(keep, int).reshape(-1)
+
+
+class OnnxDetector:
+    """The exported YOLO model through ONNX Runtime, on the CPU."""
+
+    def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.25,
+                 iou: float = 0.5, threads: int | None = None) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise ModelError(f"{path}: no such model file")
+        try:
+            import onnxruntime as ort
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
+                from None
+        inp = self.session.get_inputs()[0]
+        self.input_name = inp.name
+        fixed = inp.shape[2] if isinstance(inp.shape[2], int) else None
+        self.dynamic = fixed is None
+        self.imgsz = imgsz or fixed or 320
+        if fixed and imgsz and imgsz != fixed:
+            raise ModelError(f"{path}: exported for {fixed} px, asked for {imgsz}")
+        out = self.session.get_outputs()[0].shape
+        if len(out) != 3 or (isinstance(out[1], int) and out[1] != 4 + len(CLASS_NAMES)):
+            raise ModelError(f"{path}: output {out} is not a 52-card YOLO head")
+        self.conf, self.iou = conf, iou
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+        conf = self.conf if conf is None else conf
+        img, r, left, top = letterbox(image, self.imgsz)
+        blob = cv2.dnn.blobFromImage(img, 1 / 255.0, swapRB=True)
+        pred = self.session.run(None, {self.input_name: blob})[0][0]     # (56, anchors)
+        scores = pred[4:]
+        cls = scores.argmax(0)
+        best = scores[cls, np.arange(scores.shape[1])]
+        m = best >= conf
+        if not m.any():
+            return Detections.empty()
+        cx, cy, w, h = pred[0, m], pred[1, m], pred[2, m], pred[3, m]
+        boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], 1)
+        boxes = (boxes - np.float32([left, top, left, top])) / r
+        H, W = image.shape[:2]
+        boxes = np.clip(boxes, 0, [W, H, W, H]).astype(np.float32)
+        keep = nms(boxes, best[m], cls[m], self.iou)
+        return Detections(boxes[keep], best[m][keep].astype(np.float32),
+                          cls[m][keep].astype(int)).sorted()
+
+
+class TorchDetector:
+    """The `.pt` checkpoint through ultralytics (imports torch: slower to start)."""
+
+    def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.25,
+                 iou: float = 0.5) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise ModelError(f"{path}: no such model file")
+        os.environ.setdefault("YOLO_OFFLINE", "1")
+        os.environ.setdefault("YOLO_VERBOSE", "False")
+        try:
+            from ultralytics import YOLO
+            self.model = YOLO(str(path), task="detect")
+            names = self.model.names
+        except Exception as exc:
+            raise ModelError(f"{path}: not a usable checkpoint ({str(exc).splitlines()[0][:160]})") \
+                from None
+        if len(names) != len(CLASS_NAMES):
+            raise ModelError(f"{path}: {len(names)} classes, expected 52 cards")
+        self.imgsz = imgsz or 320
+        self.conf, self.iou = conf, iou
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+        res = self.model.predict(image, imgsz=self.imgsz, conf=self.conf if conf is None else conf,
+                                 iou=self.iou, device="cpu", verbose=False)[0]
+        b = res.boxes
+        return Detections(b.xyxy.numpy().astype(np.float32), b.conf.numpy().astype(np.float32),
+                          b.cls.numpy().astype(int)).sorted()
+
+
+def load_detector(path: str | Path | None = None, imgsz: int | None = None,
+                  conf: float = 0.25) -> Detector:
+    """ONNX for `.onnx` files, ultralytics for `.pt`."""
+    path = Path(path) if path else DEFAULT_MODEL
+    if path.suffix == ".pt":
+        return TorchDetector(path, imgsz, conf)
+    return OnnxDetector(path, imgsz, conf)
