@@ -176,6 +176,19 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- pad
+def cmd_pad_sim(args: argparse.Namespace) -> int:
+    from .pad.tools import run_pad_sim
+    if args.every <= 0:
+        raise CommandError("--every: must be positive")
+    return run_pad_sim(args.transport, args.port, args.zones, args.every, args.seconds)
+
+
+def cmd_pad_test(args: argparse.Namespace) -> int:
+    from .pad.tools import run_pad_test
+    return run_pad_test(args.port, args.seconds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -266,6 +279,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/cards", help="run folder (default runs/cards)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/weights/last.pt")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
+    p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
+            "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "
+            "pseudo-terminal, with random slaps, for trying the companion without hardware.")
+    p.add_argument("--transport", choices=("socket", "pty"), default="socket")
+    p.add_argument("--port", type=int, default=7777, help="TCP port (socket transport; 7777)")
+    p.add_argument("--zones", type=int, default=4, help="zones (default 4)")
+    p.add_argument("--every", type=float, default=2.0, help="seconds between slaps (2)")
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+
+    p = add("pad-test", cmd_pad_test, "live view of a pad's zones and onsets, for building one")
+    p.add_argument("port", nargs="?", default=None,
+                   help="serial port or pyserial URL (default: the first pad found)")
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
     return parser
 
 
