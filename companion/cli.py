@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -56,10 +57,81 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- demo
+# ---------------------------------------------------------------- live referee
+def _players(text: str) -> list[str]:
+    players = [p.strip() for p in text.split(",") if p.strip()]
+    if len(players) < 2:
+        raise CommandError("--players: at least two names, comma-separated")
+    return players
+
+
+def _roi(text: str | None):
+    from .live.pipeline import Roi
+    if text is None:
+        return None
+    try:
+        return Roi.parse(text)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
-    return run_demo(args)
+    from .callouts import Verbosity
+    from .detector.model import DEFAULT_MODEL, ModelError, load_detector
+    from .live.runner import run_demo
+    rules = load_rules(args.rules)
+    players = _players(args.players)
+    model = Path(args.model) if args.model else DEFAULT_MODEL
+    try:
+        det = load_detector(model, imgsz=320)
+    except ModelError as exc:
+        raise CommandError(f"{exc}; the demo needs the shipped detector "
+                           "(models/cards.onnx, see models/MODEL_CARD.md)") from None
+    show = {"auto": None, "on": True, "off": False}[args.window]
+    return run_demo(det, rules, players, args.seed, args.seconds, Verbosity(args.verbosity), show)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from .live.capture import SourceError
+    from .live.runner import run_watch
+    rules = load_rules(args.rules)
+    det = _detector(args)
+    try:
+        return run_watch(args.video, det, rules, _players(args.players), args.json, args.slaps,
+                         not args.no_gate, _roi(args.roi), args.log)
+    except (SourceError, ValueError, OSError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .live.capture import SourceError
+    from .live.runner import run_live
+    rules = load_rules(args.rules)
+    det = _detector(args)
+    show = {"auto": None, "on": True, "off": False}[args.window]
+    log = args.log or time.strftime("sessions/session-%Y%m%d-%H%M%S.jsonl")
+    try:
+        return run_live(str(args.camera), det, rules, _players(args.players), args.pad, show,
+                        args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""))
+    except SourceError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .callouts import phrase
+    from .live.session import ReplayError, read_log, replay
+    try:
+        _, players, _, _ = read_log(args.log)
+        for ann in replay(args.log):
+            if args.json:
+                print(json.dumps(ann))
+            else:
+                text = phrase(ann, players)
+                if text:
+                    print(text)
+    except ReplayError as exc:
+        raise CommandError(str(exc)) from None
+    return 0
 
 
 # ---------------------------------------------------------------- dataset
@@ -201,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    def model_args(p: argparse.ArgumentParser, imgsz: int | None) -> None:
+        p.add_argument("--model", default=None, metavar="PATH",
+                       help="an .onnx (ONNX Runtime) or .pt (ultralytics) model "
+                            "(default: models/cards.onnx)")
+        p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
+        p.add_argument("--imgsz", type=int, default=imgsz,
+                       help=f"inference size in pixels (default {imgsz})")
+
     p = add("referee", cmd_referee, "referee a game from JSON Lines events",
             "Read JSON Lines events (start, flip, slap, collect, state) and write the "
             "referee's announcements as JSON Lines. Bad lines are announced as 'rejected', "
@@ -221,14 +301,52 @@ def build_parser() -> argparse.ArgumentParser:
                    help="mean time between cards in ms (default 850)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    p = add("demo", cmd_demo, "run the companion on a built-in game (no camera needed)")
+    p = add("demo", cmd_demo, "the companion refereeing a rendered table (no camera needed)",
+            "Render a short self-played game as the table camera would see it, read every "
+            "card with the shipped detector, referee it and call it out. Shows the table "
+            "window where a display exists, text otherwise.")
     _rules_arg(p, "challenge")
-    p.add_argument("--seed", type=int, default=7, help="which built-in game (default 7)")
+    p.add_argument("--seed", type=int, default=7, help="which game and table (default 7)")
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
-    p.add_argument("--limit", type=int, default=60,
-                   help="stop printing after this many calls (0: all; default 60)")
+    p.add_argument("--seconds", type=float, default=40.0, help="seconds of play (default 40)")
     p.add_argument("--verbosity", type=int, choices=(1, 2, 3), default=2,
                    help="1 patterns and challenges, 2 plus every card, 3 plus turns (default 2)")
+    p.add_argument("--window", choices=("auto", "on", "off"), default="auto",
+                   help="the table window (default: when a display exists)")
+    p.add_argument("--model", default=None, help="detector model (default models/cards.onnx)")
+
+    p = add("watch", cmd_watch, "referee a recorded video",
+            "Run the live pipeline on a video file as fast as it goes, printing flips and "
+            "calls (JSON Lines with --json).")
+    p.add_argument("video")
+    p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
+    _rules_arg(p, "challenge")
+    p.add_argument("--json", action="store_true", help="JSON Lines output")
+    p.add_argument("--slaps", default=None, metavar="FILE",
+                   help="slaps recorded with the video (a pad log or a rendered game's truth)")
+    p.add_argument("--no-gate", action="store_true", help="run the detector on every frame")
+    p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
+    p.add_argument("--log", default=None, metavar="FILE", help="write a session log")
+    model_args(p, 320)
+
+    p = add("run", cmd_run, "referee a live game from a camera",
+            "The companion at the table: camera, detector, referee, calls; slaps from the pad "
+            "(--pad) or the keyboard (keys 1-9 in the window).")
+    p.add_argument("--camera", default="0", help="camera index, video file or stream URL (0)")
+    p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
+    _rules_arg(p, "challenge")
+    p.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
+    p.add_argument("--window", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--high-contrast", action="store_true", help="high-contrast display")
+    p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
+    p.add_argument("--log", default=None, metavar="FILE",
+                   help="session log (default sessions/session-DATE-TIME.jsonl)")
+    model_args(p, 320)
+
+    p = add("replay", cmd_replay, "re-run a session log through the referee")
+    p.add_argument("log")
+    p.add_argument("--json", action="store_true", help="JSON Lines output")
+
     p = add("dataset", cmd_dataset, "render a labelled training set of pile scenes",
             "Render pile scenes with one YOLO box per readable corner index (52 classes), "
             "plus data.yaml and a contact sheet. Deterministic from the seed.")
@@ -248,14 +366,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     p.add_argument("--seconds", type=float, default=None,
                    help="stop after this many seconds of video (default: the whole hand)")
-    def model_args(p: argparse.ArgumentParser, imgsz: int | None) -> None:
-        p.add_argument("--model", default=None, metavar="PATH",
-                       help="an .onnx (ONNX Runtime) or .pt (ultralytics) model "
-                            "(default: models/cards.onnx)")
-        p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
-        p.add_argument("--imgsz", type=int, default=imgsz,
-                       help=f"inference size in pixels (default {imgsz})")
-
     p = add("detect", cmd_detect, "name the cards in photos",
             "Print the cards found in each image; with --json one object per image per line: "
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')

@@ -1,0 +1,148 @@
+"""Frame sources: a webcam, a video file, a stream URL, or the renderer's table.
+
+Live sources are read by a capture thread that keeps only the newest frame,
+so slow work downstream drops stale frames instead of falling behind. Files
+are read in order, every frame, as fast as the consumer takes them. A camera
+that stops giving frames is reported once and reopened; the game state lives
+elsewhere and is untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import cv2
+import numpy as np
+
+
+@dataclass
+class Frame:
+    index: int
+    t: float                  # seconds: video time for files, host clock for live sources
+    image: np.ndarray
+
+
+class SourceError(RuntimeError):
+    """A source that cannot be opened; the message names it."""
+
+
+def _open(spec: str | int) -> cv2.VideoCapture:
+    cap = cv2.VideoCapture(spec)
+    if not cap.isOpened():
+        raise SourceError(f"{spec}: cannot open (no such camera, file or stream)")
+    return cap
+
+
+class FileSource:
+    """Every frame of a video file, in order; t is the frame's time in the video."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cap = _open(path)
+        self.fps = self.cap.get(cv2.CAP_PROP_FPS) or 30.0
+        self.frames = int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+
+    def __iter__(self) -> Iterator[Frame]:
+        i = 0
+        while True:
+            ok, img = self.cap.read()
+            if not ok:
+                break
+            yield Frame(i, i / self.fps, img)
+            i += 1
+        self.cap.release()
+
+
+class LiveSource:
+    """A camera index or stream URL, read by its own thread; the newest frame wins."""
+
+    def __init__(self, spec: str | int, clock: Callable[[], float] = time.monotonic,
+                 reopen_every: float = 1.0, on_status: Callable[[str], None] | None = None,
+                 opener: Callable[[str | int], cv2.VideoCapture] = _open) -> None:
+        self.spec = spec
+        self.clock = clock
+        self.reopen_every = reopen_every
+        self.on_status = on_status or (lambda msg: None)
+        self.opener = opener
+        self.cap = opener(spec)
+        self.fps = self.cap.get(cv2.CAP_PROP_FPS) or 30.0
+        self._latest: Frame | None = None
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="capture", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        i = 0
+        lost = False
+        while not self._stop.is_set():
+            ok, img = (self.cap.read() if self.cap is not None else (False, None))
+            if not ok:
+                if not lost:
+                    lost = True
+                    self.on_status(f"camera {self.spec}: no frames (unplugged?); retrying")
+                if self.cap is not None:
+                    self.cap.release()
+                self.cap = None
+                self._stop.wait(self.reopen_every)
+                try:
+                    self.cap = self.opener(self.spec)
+                except SourceError:
+                    self.cap = None
+                continue
+            if lost:
+                lost = False
+                self.on_status(f"camera {self.spec}: frames again; the game goes on")
+            with self._cond:
+                if self._latest is not None:
+                    self.dropped += 1          # the consumer did not take the last one
+                self._latest = Frame(i, self.clock(), img)
+                self._cond.notify()
+            i += 1
+
+    def __iter__(self) -> Iterator[Frame]:
+        while not self._stop.is_set():
+            with self._cond:
+                if self._latest is None:
+                    self._cond.wait(0.5)
+                frame, self._latest = self._latest, None
+            if frame is not None:
+                yield frame
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        if self.cap is not None:
+            self.cap.release()
+
+
+class SyntheticSource:
+    """The renderer's table: a self-played game filmed live (no camera needed)."""
+
+    def __init__(self, film, realtime: bool = False) -> None:
+        self.film = film
+        self.fps = float(film.fps)
+        self.realtime = realtime
+
+    def __iter__(self) -> Iterator[Frame]:
+        t0 = time.monotonic()
+        for i, img in enumerate(self.film.frames()):
+            t = i / self.fps
+            if self.realtime:
+                delay = t0 + t - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            yield Frame(i, t, img)
+
+
+def open_source(spec: str, on_status: Callable[[str], None] | None = None):
+    """'0' or another number: a camera; a URL: a stream; otherwise a video file."""
+    if spec.isdigit():
+        return LiveSource(int(spec), on_status=on_status)
+    if "://" in spec:
+        return LiveSource(spec, on_status=on_status)
+    return FileSource(spec)

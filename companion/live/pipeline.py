@@ -1,0 +1,203 @@
+"""The live referee: frames -> detector -> flip tracker -> engine -> announcements.
+
+Slaps (pad, keyboard or a recorded stream) go into the same engine, stamped
+on the same clock as the frames. The detector only sees the pile region, and
+only on frames where that region changed (motion gating); between flips the
+loop idles cheaply.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import cv2
+import numpy as np
+
+from ..detector.model import Detections, Detector
+from ..engine import EventError, Game
+from .capture import Frame
+from .tracker import FlipTracker, TrackerConfig
+
+
+@dataclass
+class Roi:
+    x: int
+    y: int
+    w: int
+    h: int
+
+    @classmethod
+    def central(cls, width: int, height: int) -> "Roi":
+        side = min(width, height)
+        return cls((width - side) // 2, (height - side) // 2, side, side)
+
+    @classmethod
+    def parse(cls, text: str) -> "Roi":
+        try:
+            x, y, w, h = (int(v) for v in text.split(","))
+        except ValueError:
+            raise ValueError(f"roi {text!r}: expected x,y,w,h in pixels") from None
+        if w <= 0 or h <= 0 or x < 0 or y < 0:
+            raise ValueError(f"roi {text!r}: width and height must be positive")
+        return cls(x, y, w, h)
+
+    def clip(self, width: int, height: int) -> "Roi":
+        x, y = min(self.x, width - 1), min(self.y, height - 1)
+        return Roi(x, y, min(self.w, width - x), min(self.h, height - y))
+
+    def crop(self, img: np.ndarray) -> np.ndarray:
+        return img[self.y:self.y + self.h, self.x:self.x + self.w]
+
+    def __str__(self) -> str:
+        return f"{self.x},{self.y},{self.w},{self.h}"
+
+
+class MotionGate:
+    """Run the detector only when the pile region changed since it last ran."""
+
+    def __init__(self, threshold: float = 1.6, size: tuple[int, int] = (64, 64),
+                 force_every: int = 30) -> None:
+        self.threshold, self.size, self.force_every = threshold, size, force_every
+        self._ref: np.ndarray | None = None
+        self._since = 0
+
+    def changed(self, region: np.ndarray) -> bool:
+        small = cv2.resize(cv2.cvtColor(region, cv2.COLOR_BGR2GRAY), self.size,
+                           interpolation=cv2.INTER_AREA).astype(np.int16)
+        self._since += 1
+        if self._ref is None or self._since >= self.force_every or \
+                float(np.abs(small - self._ref).mean()) > self.threshold:
+            self._ref = small
+            self._since = 0
+            return True
+        return False
+
+
+@dataclass
+class Evidence:
+    """What the pile showed when a slap landed: for "what was the pattern?"."""
+    t: float
+    frame: int
+    seats: list[int]
+    top: list[str]
+    patterns: list[str]
+    image_path: str | None = None
+
+
+@dataclass
+class LiveState:
+    detections: Detections = field(default_factory=Detections.empty)
+    last_pattern: list[str] = field(default_factory=list)
+    last_calls: list[dict] = field(default_factory=list)
+    evidence: Evidence | None = None
+    unclear: bool = False
+
+
+class LivePipeline:
+    def __init__(self, detector: Detector, game: Game, roi: Roi | None = None, gate: bool = True,
+                 tracker: TrackerConfig | None = None, evidence_dir: Path | None = None,
+                 on_output: Callable[[dict], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter, log=None) -> None:
+        self.detector = detector
+        self.game = game
+        self.roi = roi
+        self.gate = MotionGate() if gate else None
+        self.tracker_cfg = tracker
+        self.tracker: FlipTracker | None = None
+        self.evidence_dir = evidence_dir
+        self.on_output = on_output or (lambda rec: None)
+        self.clock = clock
+        self.log = log
+        self.state = LiveState()
+        self.frames = 0
+        self.inferences = 0
+        self.flip_latency_ms: list[float] = []     # processing time of each confirming frame
+        self._last_det = Detections.empty()
+        self._last_image: np.ndarray | None = None
+        self._last_frame_index = 0
+
+    # ------------------------------------------------------------ outputs
+    def _out(self, rec: dict, frame: int | None = None) -> dict:
+        if frame is not None:
+            rec.setdefault("frame", frame)
+        self.state.last_calls = (self.state.last_calls + [rec])[-8:]
+        if rec.get("type") == "pattern":
+            self.state.last_pattern = list(rec["patterns"])
+        elif rec.get("type") in ("award", "flip"):
+            self.state.last_pattern = [] if rec.get("type") == "award" else self.state.last_pattern
+        self.on_output(rec)
+        return rec
+
+    def feed(self, event: dict, frame: int | None = None, extra: dict | None = None,
+             extra_types: tuple[str, ...] = ()) -> list[dict]:
+        """One engine event (start, flip, slap, collect), logged with what it caused.
+        `extra` keys join the announcements of `extra_types` (a flip's frame numbers,
+        a slap's evidence)."""
+        if self.log is not None:
+            self.log.event(event)
+        try:
+            anns = self.game.apply(event)
+        except EventError as exc:
+            anns = [{"type": "rejected", "reason": f"{event.get('type')}: {exc}"}]
+        for a in anns:
+            if extra and a.get("type") in extra_types:
+                a.update(extra)
+        out = [self._out(a, frame) for a in anns]
+        if self.log is not None:
+            for a in out:
+                self.log.call(a)
+        return out
+
+    # ------------------------------------------------------------ frames
+    def process(self, frame: Frame) -> list[dict]:
+        start = self.clock()
+        img = frame.image
+        H, W = img.shape[:2]
+        if self.roi is None:
+            self.roi = Roi.central(W, H)
+        roi = self.roi.clip(W, H)
+        if self.tracker is None:
+            self.tracker = FlipTracker(self.tracker_cfg, frame_diag=float(np.hypot(roi.w, roi.h)))
+        region = roi.crop(img)
+        self.frames += 1
+        self._last_image = img
+        self._last_frame_index = frame.index
+        if self.gate is None or self.gate.changed(region):
+            self._last_det = self.detector(region).offset(roi.x, roi.y)
+            self.inferences += 1
+        # A gated frame repeats the last detections: nothing in the region moved.
+        det = self._last_det
+        self.state.detections = det
+        out: list[dict] = []
+        for ev in self.tracker.update(frame.index, frame.t, det):
+            if ev.type == "flip":
+                self.state.unclear = False
+                # One record per flip: the engine's seat and pile, the tracker's frames.
+                out += self.feed({"type": "flip", "card": ev.card, "t": frame.t}, frame.index,
+                                 {"rest_frame": ev.rest_frame,
+                                  "confidence": round(ev.confidence, 3)}, ("flip",))
+                self.flip_latency_ms.append((self.clock() - start) * 1000)
+            elif ev.type == "unclear":
+                self.state.unclear = True
+                out.append(self._out({"type": "unclear", "t": frame.t}, frame.index))
+            elif ev.type == "pile_cleared" and self.game.pending is not None:
+                out += self.feed({"type": "collect", "t": frame.t}, frame.index)
+        return out
+
+    # ------------------------------------------------------------ slaps
+    def slap(self, seats: list[int], t: float) -> list[dict]:
+        g = self.game
+        ev = Evidence(t, self._last_frame_index, list(seats), g.top_cards(3), list(g.top_patterns))
+        if self.evidence_dir is not None and self._last_image is not None:
+            self.evidence_dir.mkdir(parents=True, exist_ok=True)
+            path = self.evidence_dir / f"slap_{self._last_frame_index:06d}_{'-'.join(map(str, seats))}.jpg"
+            cv2.imwrite(str(path), self._last_image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+            ev.image_path = str(path)
+        self.state.evidence = ev
+        return self.feed({"type": "slap", "seats": list(seats), "t": t}, self._last_frame_index,
+                         {"evidence": {"top": ev.top, "patterns": ev.patterns,
+                                       "image": ev.image_path}},
+                         ("award", "wrong_slap", "late_slap"))

@@ -1,0 +1,216 @@
+"""`companion watch`, `companion run` and `companion demo`: the live referee's loops."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..callouts import Verbosity, phrase
+from ..detector.model import Detector
+from ..engine import Game, Rules
+from .capture import Frame
+from .display import compose
+from .pipeline import LivePipeline, Roi
+from .session import SessionLog
+
+WINDOW = "ratscrew companion"
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
+        or sys.platform in ("win32", "darwin")
+
+
+def load_slaps(path: str | Path) -> tuple[dict | None, list[dict]]:
+    """A truth or session file: its start event and its slap events (with frames)."""
+    start, slaps = None, []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}:{n}: not JSON") from None
+        if rec.get("type") == "start" and start is None:
+            start = rec
+        elif rec.get("type") == "slap":
+            if "frame" not in rec:
+                raise ValueError(f"{path}:{n}: slap without a frame number")
+            slaps.append(rec)
+    return start, sorted(slaps, key=lambda r: r["frame"])
+
+
+@dataclass
+class RunStats:
+    frames: int = 0
+    inferences: int = 0
+    seconds: float = 0.0
+    flips: int = 0
+
+
+class Printer:
+    """Each record to stdout: JSON Lines, or what a player would hear."""
+
+    def __init__(self, players: list[str], as_json: bool, verbosity: Verbosity = Verbosity.CARDS,
+                 out=sys.stdout, speaker=None) -> None:
+        self.players, self.as_json, self.verbosity, self.out = players, as_json, verbosity, out
+        self.speaker = speaker
+
+    def __call__(self, rec: dict) -> None:
+        if self.as_json:
+            self.out.write(json.dumps(rec) + "\n")
+            self.out.flush()
+            return
+        if rec.get("type") == "unclear":
+            text = "Card unclear."
+        elif rec.get("type") == "rejected":
+            text = f"(refused: {rec.get('reason')})"
+        else:
+            text = phrase(rec, self.players, self.verbosity)
+        if text:
+            t = rec.get("t")
+            stamp = f"{int(t // 60):02d}:{t % 60:05.2f}  " if isinstance(t, (int, float)) else ""
+            self.out.write(stamp + text + "\n")
+            self.out.flush()
+            if self.speaker is not None:
+                self.speaker.say(rec, text)
+
+
+def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict] | None = None,
+               show: bool = False, high_contrast: bool = False,
+               keys: dict[int, int] | None = None, clock: Callable[[], float] = time.monotonic,
+               live: bool = False) -> RunStats:
+    """The loop shared by watch, run and demo."""
+    import cv2
+    stats = RunStats()
+    pending = list(slaps or [])
+    t0 = time.perf_counter()
+    for frame in frames:
+        # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
+        while pending and pending[0]["frame"] <= frame.index:
+            s = pending.pop(0)
+            pipeline.slap(s["seats"], s.get("t", frame.t))
+        for rec in pipeline.process(frame):
+            stats.flips += rec.get("type") == "flip"
+        stats.frames += 1
+        if show:
+            g = pipeline.game
+            ev = pipeline.state.evidence
+            img = compose(frame.image, pipeline.state.detections, g, pipeline.roi, high_contrast,
+                          list(g.top_patterns), pipeline.state.unclear, ev.top if ev else None)
+            cv2.imshow(WINDOW, img)
+            k = cv2.waitKey(1) & 0xFF
+            if k in (ord("q"), 27):
+                break
+            if keys and k in keys:
+                pipeline.slap([keys[k]], clock() if live else frame.t)
+    stats.seconds = time.perf_counter() - t0
+    stats.inferences = pipeline.inferences
+    if show:
+        cv2.destroyAllWindows()
+    return stats
+
+
+def make_pipeline(detector: Detector, rules: Rules, players: list[str], printer: Printer,
+                  roi: Roi | None = None, gate: bool = True, log_path: str | None = None,
+                  evidence_dir: Path | None = None, stacks: list[int] | None = None,
+                  ) -> LivePipeline:
+    log = SessionLog(log_path, rules, players) if log_path else None
+    pipe = LivePipeline(detector, Game(rules), roi=roi, gate=gate, evidence_dir=evidence_dir,
+                        on_output=printer, log=log)
+    start = {"type": "start", "players": players}
+    if stacks:
+        start["stacks"] = stacks
+    pipe.feed(start)
+    return pipe
+
+
+def _summary(stats: RunStats, truth_flips: int | None, out) -> None:
+    fps = stats.frames / stats.seconds if stats.seconds else 0.0
+    line = (f"{stats.frames} frames in {stats.seconds:.1f} s ({fps:.0f} frames/s), detector on "
+            f"{stats.inferences} of them; {stats.flips} flips called")
+    if truth_flips is not None:
+        line += f" ({truth_flips} in the ground truth)"
+    print(line, file=out)
+
+
+def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], as_json: bool,
+              slaps_path: str | None, gate: bool, roi: Roi | None, log_path: str | None) -> int:
+    from .capture import FileSource
+    start, slaps = load_slaps(slaps_path) if slaps_path else (None, [])
+    if start is not None and start.get("players") and len(start["players"]) != len(players):
+        players = list(start["players"])
+    printer = Printer(players, as_json)
+    source = FileSource(video)
+    pipe = make_pipeline(detector, rules, players, printer, roi, gate, log_path,
+                         stacks=start.get("stacks") if start else None)
+    stats = run_frames(pipe, source, slaps)
+    _summary(stats, None, sys.stderr)
+    return 0
+
+
+def run_demo(detector: Detector | None, rules: Rules, players: list[str], seed: int,
+             seconds: float, verbosity: Verbosity, show: bool | None, speaker=None) -> int:
+    from ..render.video import GameFilm
+    from .capture import SyntheticSource
+    film = GameFilm(rules, players, seed, seconds=seconds)
+    truth = film.timeline.truth
+    slaps = [x for x in truth if x["type"] == "slap"]
+    show = has_display() if show is None else show
+    print(f"Demo: a rendered table, {', '.join(players)}, rules '{rules.preset}', "
+          f"{seconds:.0f} s of play; the detector reads every card from the pictures.")
+    printer = Printer(players, False, verbosity, speaker=speaker)
+    pipe = make_pipeline(detector, rules, players, printer, stacks=truth[0]["stacks"])
+    stats = run_frames(pipe, SyntheticSource(film, realtime=show), slaps, show=show)
+    _summary(stats, sum(1 for x in truth if x["type"] == "flip"), sys.stdout)
+    return 0
+
+
+def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[str],
+             pad: str | None, show: bool | None, high_contrast: bool, roi: Roi | None,
+             log_path: str | None, evidence_dir: Path | None, speaker=None) -> int:
+    import queue
+
+    from ..pad import PadReader, SlapEvent, StatusEvent
+    from .capture import open_source
+    show = has_display() if show is None else show
+    printer = Printer(players, False, speaker=speaker)
+    source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
+    pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir)
+    reader = PadReader(pad).start() if pad else None
+    keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
+    if show:
+        print("keys: " + ", ".join(f"{i + 1} = {p}" for i, p in enumerate(players[:9])) +
+              "; q quits", flush=True)
+
+    def frames():
+        for f in source:
+            while reader is not None:
+                try:
+                    ev = reader.events.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(ev, SlapEvent):
+                    pipe.slap([ev.seat], ev.t)
+                elif isinstance(ev, StatusEvent):
+                    print(ev.message, file=sys.stderr, flush=True)
+            yield f
+
+    try:
+        stats = run_frames(pipe, frames(), show=show, high_contrast=high_contrast, keys=keys,
+                           live=True)
+    except KeyboardInterrupt:
+        stats = None
+    finally:
+        if reader is not None:
+            reader.stop()
+        if hasattr(source, "stop"):
+            source.stop()
+    if stats:
+        _summary(stats, None, sys.stderr)
+    return 0

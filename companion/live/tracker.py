@@ -1,0 +1,182 @@
+"""Per-frame detections -> flip events.
+
+One deck: a card identity not yet in the current pile is a new flip; older
+cards whose corners peek out are already in the pile and never flip again.
+A flip is confirmed only when the new card is seen in consecutive frames, in
+the same place (at rest, not in flight), at good confidence; a card in
+motion, a hand over the pile, glare or a one-frame misread never makes one.
+A second identity on the same spot as the new top card (a 6 read as a 9 in
+some frames) is an alias of it, not another card.
+
+When no pile card has been seen for a while, the pile was picked up: the
+tracker resets, but keeps the old pile's identities for a grace period. If
+they come back, it was a hand held over the pile, and the pile is restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..detector.model import Detections
+
+
+@dataclass
+class TrackerConfig:
+    confirm_frames: int = 2        # consecutive sightings of a new card, at rest
+    confirm_conf: float = 0.55     # ...each at least this confident
+    slow_frames: int = 4           # or this many sightings...
+    slow_conf: float = 0.35        # ...at this mean confidence
+    unclear_frames: int = 8        # a new card seen this long but never confident: "unclear"
+    min_conf: float = 0.2          # below this a detection is ignored
+    still: float = 0.025           # max centre movement between sightings, share of frame diagonal
+    clear_after: float = 0.6       # seconds with no pile card seen: the pile was picked up
+    ghost_grace: float = 3.0       # seconds the old pile can come back (occlusion, not pick-up)
+
+
+@dataclass
+class Candidate:
+    card: str
+    first_frame: int
+    centre: np.ndarray
+    box: np.ndarray
+    seen: int = 0
+    conf_sum: float = 0.0
+    confident: int = 0             # consecutive sightings above confirm_conf
+    last_frame: int = -1
+    unclear_said: bool = False
+
+
+@dataclass
+class TrackEvent:
+    type: str                      # flip, unclear, pile_cleared, pile_restored
+    frame: int
+    t: float
+    card: str | None = None
+    confidence: float = 0.0
+    box: list[float] = field(default_factory=list)
+    rest_frame: int | None = None  # the first frame the card was seen where it now rests
+
+    def to_json(self) -> dict:
+        d = {"type": self.type, "frame": self.frame, "t": round(self.t, 4)}
+        if self.card:
+            d.update(card=self.card, confidence=round(self.confidence, 3))
+        if self.box:
+            d["box"] = [round(v, 1) for v in self.box]
+        return d
+
+
+class FlipTracker:
+    def __init__(self, config: TrackerConfig | None = None, frame_diag: float = 1000.0) -> None:
+        self.cfg = config or TrackerConfig()
+        self.diag = frame_diag
+        self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
+        self.order: list[str] = []                  # flips in order
+        self.candidates: dict[str, Candidate] = {}
+        self.last_pile_seen: float | None = None
+        self.ghosts: dict[str, np.ndarray] = {}
+        self.ghost_until = 0.0
+        self.ghost_order: list[str] = []
+        self.aliases: dict[str, str] = {}           # misread identity -> the pile card it is
+
+    def reset(self) -> None:
+        self.pile.clear()
+        self.order.clear()
+        self.candidates.clear()
+        self.ghosts.clear()
+        self.aliases.clear()
+        self.last_pile_seen = None
+
+    @property
+    def top(self) -> str | None:
+        return self.order[-1] if self.order else None
+
+    def update(self, frame: int, t: float, det: Detections) -> list[TrackEvent]:
+        cfg = self.cfg
+        events: list[TrackEvent] = []
+        keep = det.confidence >= cfg.min_conf
+        names = [n for n, k in zip(det.names, keep) if k]
+        boxes = det.xyxy[keep]
+        confs = det.confidence[keep]
+        # The best sighting of each identity this frame (a card may show two corners).
+        best: dict[str, tuple[float, np.ndarray]] = {}
+        for n, b, c in zip(names, boxes, confs):
+            if n not in best or c > best[n][0]:
+                best[n] = (float(c), b)
+        # Old pile back within the grace period: it was covered, not picked up.
+        if self.ghosts and t <= self.ghost_until:
+            back = [n for n in best if n in self.ghosts]
+            if back:
+                self.pile.update(self.ghosts)
+                self.order = self.ghost_order + [c for c in self.order if c not in self.ghosts]
+                self.ghosts = {}
+                self.last_pile_seen = t
+                events.append(TrackEvent("pile_restored", frame, t, card=back[0]))
+        elif self.ghosts:
+            self.ghosts = {}
+        seen_pile = False
+        for n, (c, b) in best.items():
+            if n in self.pile:
+                self.pile[n] = b
+                seen_pile = True
+        if seen_pile:
+            self.last_pile_seen = t
+        elif self.pile and self.last_pile_seen is not None and \
+                t - self.last_pile_seen >= cfg.clear_after:
+            self.ghosts = dict(self.pile)
+            self.ghost_order = list(self.order)
+            self.ghost_until = t + cfg.ghost_grace
+            self.pile.clear()
+            self.order.clear()
+            self.candidates.clear()
+            self.aliases.clear()
+            self.last_pile_seen = None
+            events.append(TrackEvent("pile_cleared", frame, t))
+        # New identities: candidates until confirmed.
+        for n, (c, b) in best.items():
+            if n in self.pile or n in self.ghosts:
+                continue
+            if self.aliases.get(n) in best:
+                continue        # a misread of a pile card that is in view right now
+            centre = np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2])
+            cand = self.candidates.get(n)
+            moved = cand is not None and \
+                np.linalg.norm(centre - cand.centre) > cfg.still * self.diag
+            if cand is None or cand.last_frame != frame - 1 or moved:
+                # Not seen in the previous frame, or it moved: start counting again.
+                cand = Candidate(n, frame, centre, b)
+                self.candidates[n] = cand
+            cand.seen += 1
+            cand.conf_sum += c
+            cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
+            cand.last_frame = frame
+            cand.centre, cand.box = centre, b
+        # Forget candidates that vanished.
+        for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
+            del self.candidates[n]
+        ready = [k for k in self.candidates.values()
+                 if k.confident >= cfg.confirm_frames or
+                 (k.seen >= cfg.slow_frames and k.conf_sum / k.seen >= cfg.slow_conf)]
+        if ready:
+            # One card lands at a time: the strongest wins, other identities on the
+            # same spot are misreads of it (aliases) and are dropped.
+            win = max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen))
+            self.pile[win.card] = win.box
+            self.order.append(win.card)
+            self.last_pile_seen = t
+            events.append(TrackEvent("flip", frame, t, card=win.card,
+                                     confidence=win.conf_sum / win.seen,
+                                     box=[float(v) for v in win.box], rest_frame=win.first_frame))
+            for n in list(self.candidates):
+                if n != win.card:
+                    self.aliases[n] = win.card
+            self.candidates.clear()
+        else:
+            for k in self.candidates.values():
+                if k.seen >= cfg.unclear_frames and not k.unclear_said:
+                    k.unclear_said = True
+                    events.append(TrackEvent("unclear", frame, t, card=k.card,
+                                             confidence=k.conf_sum / k.seen,
+                                             box=[float(v) for v in k.box]))
+        return events

@@ -1,0 +1,111 @@
+"""The flip tracker on scripted detection sequences."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.detector.model import Detections
+from companion.engine.cards import CLASS_NAMES
+from companion.live.tracker import FlipTracker
+
+FPS = 30.0
+
+
+def dets(*items):
+    """items: (card, confidence, (cx, cy)) -> Detections with 20x30 boxes."""
+    if not items:
+        return Detections.empty()
+    xyxy = np.array([[cx - 10, cy - 15, cx + 10, cy + 15] for _, _, (cx, cy) in items], np.float32)
+    conf = np.array([c for _, c, _ in items], np.float32)
+    cls = np.array([CLASS_NAMES.index(n) for n, _, _ in items])
+    return Detections(xyxy, conf, cls)
+
+
+def run(tracker, frames, start=0):
+    events = []
+    for i, d in enumerate(frames, start=start):
+        events += tracker.update(i, i / FPS, d)
+    return events
+
+
+def flips(events):
+    return [(e.card, e.frame) for e in events if e.type == "flip"]
+
+
+def test_a_card_at_rest_is_confirmed_on_its_second_frame():
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(), dets(("Qh", 0.9, (300, 300))), dets(("Qh", 0.92, (300, 300)))])
+    assert flips(ev) == [("Qh", 2)]
+    assert ev[-1].rest_frame == 1
+
+
+def test_a_card_in_motion_never_flips_until_it_rests():
+    tr = FlipTracker(frame_diag=1000)
+    moving = [dets(("7s", 0.9, (100 + 60 * i, 300))) for i in range(6)]
+    resting = [dets(("7s", 0.9, (460, 300)))] * 2
+    ev = run(tr, moving + resting)
+    assert flips(ev) == [("7s", 7)]
+
+
+def test_peeking_corners_of_older_cards_do_not_flip_again():
+    tr = FlipTracker(frame_diag=1000)
+    seq = [dets(("2c", 0.9, (300, 300)))] * 3
+    seq += [dets(("2c", 0.8, (290, 290)), ("9d", 0.9, (310, 310)))] * 3
+    seq += [dets(("2c", 0.6, (280, 280)), ("9d", 0.7, (300, 300)), ("Ks", 0.9, (320, 320)))] * 3
+    ev = run(tr, seq)
+    assert [c for c, _ in flips(ev)] == ["2c", "9d", "Ks"]
+
+
+def test_a_one_frame_misread_never_flips():
+    tr = FlipTracker(frame_diag=1000)
+    seq = [dets(("6h", 0.9, (300, 300)))] * 3
+    seq += [dets(("9h", 0.8, (300, 300)))]            # one bad frame
+    seq += [dets(("6h", 0.9, (300, 300)))] * 5
+    assert [c for c, _ in flips(run(tr, seq))] == ["6h"]
+
+
+def test_an_alias_read_beside_the_true_card_is_not_a_second_flip():
+    tr = FlipTracker(frame_diag=1000)
+    both = dets(("6h", 0.9, (300, 300)), ("9h", 0.6, (420, 480)))   # other corner misread
+    seq = [both] * 8
+    ev = run(tr, seq)
+    assert [c for c, _ in flips(ev)] == ["6h"]
+    # Later the real 9h lands on top and covers the 6h: now it is a flip.
+    ev = run(tr, [dets(("9h", 0.9, (310, 310)))] * 3, start=8)
+    assert [c for c, _ in flips(ev)] == ["9h"]
+
+
+def test_a_hand_over_the_pile_clears_nothing_for_good_and_makes_no_flip():
+    tr = FlipTracker(frame_diag=1000)
+    seq = [dets(("Ad", 0.9, (300, 300)))] * 3
+    seq += [dets()] * 30                                # a hand covers the pile for 1 s
+    seq += [dets(("Ad", 0.9, (300, 300)))] * 3          # and lifts: the same pile
+    ev = run(tr, seq)
+    assert [e.type for e in ev] == ["flip", "pile_cleared", "pile_restored"]
+    assert tr.order == ["Ad"]
+    # A partial hand that shows only part of a card for a frame: no flip either.
+    ev = run(tr, [dets(("Ad", 0.9, (300, 300)), ("4c", 0.5, (250, 250)))] +
+             [dets(("Ad", 0.9, (300, 300)))] * 3, start=36)
+    assert flips(ev) == []
+
+
+def test_pile_picked_up_then_a_new_pile():
+    tr = FlipTracker(frame_diag=1000)
+    seq = [dets(("Ad", 0.9, (300, 300)))] * 3 + [dets()] * 25 + \
+          [dets(("3s", 0.9, (305, 300)))] * 3
+    ev = run(tr, seq)
+    assert [e.type for e in ev] == ["flip", "pile_cleared", "flip"]
+    assert tr.order == ["3s"]
+
+
+def test_low_confidence_is_unclear_not_guessed():
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(("8d", 0.3, (300, 300)))] * 12)
+    assert flips(ev) == []
+    assert [e.type for e in ev] == ["unclear"]
+
+
+def test_steady_moderate_confidence_is_enough():
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(("8d", 0.45, (300, 300)))] * 5)
+    assert flips(ev) == [("8d", 3)]
