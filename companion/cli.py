@@ -88,7 +88,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CommandError(f"{exc}; the demo needs the shipped detector "
                            "(models/cards.onnx, see models/MODEL_CARD.md)") from None
     show = {"auto": None, "on": True, "off": False}[args.window]
-    return run_demo(det, rules, players, args.seed, args.seconds, Verbosity(args.verbosity), show)
+    speaker = _speaker(args.voice)
+    try:
+        return run_demo(det, rules, players, args.seed, args.seconds, Verbosity(args.verbosity),
+                        show, speaker)
+    finally:
+        if speaker is not None:
+            speaker.close()
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -110,11 +116,45 @@ def cmd_run(args: argparse.Namespace) -> int:
     det = _detector(args)
     show = {"auto": None, "on": True, "off": False}[args.window]
     log = args.log or time.strftime("sessions/session-%Y%m%d-%H%M%S.jsonl")
+    players = _players(args.players)
+    speaker = _speaker(args.voice)
+    hub = server = None
+    if args.web:
+        from .web.server import Hub, WebServer
+        hub = Hub(players)
+        try:
+            server = WebServer(hub, args.host, args.port).start()
+        except OSError as exc:
+            raise CommandError(str(exc)) from None
+        print(f"table page: {server.url}", flush=True)
     try:
-        return run_live(str(args.camera), det, rules, _players(args.players), args.pad, show,
-                        args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""))
+        return run_live(str(args.camera), det, rules, players, args.pad, show,
+                        args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""),
+                        speaker=speaker, hub=hub)
     except SourceError as exc:
         raise CommandError(str(exc)) from None
+    finally:
+        if server is not None:
+            server.stop()
+        if speaker is not None:
+            speaker.close()
+
+
+def _speaker(mode: str):
+    """The voice: on where a sound device exists; text only otherwise (said once)."""
+    if mode == "off":
+        return None
+    try:
+        from .callouts.speech import Speaker, SpeechError
+        speaker = Speaker()
+    except (ImportError, OSError, SpeechError) as exc:
+        print(f"voice: off ({exc}); calls are printed", file=sys.stderr)
+        return None
+    if not speaker.has_audio:
+        print("voice: no audio device here; calls are printed", file=sys.stderr)
+        speaker.close()
+        return None
+    return speaker
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -314,6 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", choices=("auto", "on", "off"), default="auto",
                    help="the table window (default: when a display exists)")
     p.add_argument("--model", default=None, help="detector model (default models/cards.onnx)")
+    p.add_argument("--voice", choices=("on", "off"), default="on",
+                   help="speak the calls where a sound device exists (default on)")
 
     p = add("watch", cmd_watch, "referee a recorded video",
             "Run the live pipeline on a video file as fast as it goes, printing flips and "
@@ -338,6 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
     p.add_argument("--window", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--high-contrast", action="store_true", help="high-contrast display")
+    p.add_argument("--voice", choices=("on", "off"), default="on",
+                   help="speak the calls where a sound device exists (default on)")
+    p.add_argument("--web", action="store_true", help="serve the table page for a tablet or phone")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address for --web (default 127.0.0.1; 0.0.0.0 for the local network)")
+    p.add_argument("--port", type=int, default=8765, help="port for --web (default 8765)")
     p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
     p.add_argument("--log", default=None, metavar="FILE",
                    help="session log (default sessions/session-DATE-TIME.jsonl)")

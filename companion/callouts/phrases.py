@@ -1,6 +1,6 @@
 """Short, consistent phrasing of announcements, the way a table referee talks.
 
-"Seven of hearts." "Double! Sevens." "King - Ben, three chances." "Ben, two left."
+"Seven of hearts." "Double! Sevens." "King — Ben, three chances." "Ben, two left."
 "Ada takes the pile, twelve cards." "Wrong slap, Cho pays two." "Cho is out."
 """
 
@@ -70,9 +70,9 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
     if kind == "challenge":
         rank = card_words(parse_card(ann["card"])).split(" of ")[0].capitalize()
         if ann.get("seat") is None:
-            return f"{rank} - nobody can answer."
+            return f"{rank} — nobody can answer."
         chances = "chance" if ann["count"] == 1 else "chances"
-        return f"{rank} - {who(ann['seat'])}, {number(ann['count'])} {chances}."
+        return f"{rank} — {who(ann['seat'])}, {number(ann['count'])} {chances}."
     if kind == "challenge_won":
         return f"{who(ann['seat'])} wins the challenge."
     if kind == "award":

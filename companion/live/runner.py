@@ -84,20 +84,25 @@ class Printer:
 def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict] | None = None,
                show: bool = False, high_contrast: bool = False,
                keys: dict[int, int] | None = None, clock: Callable[[], float] = time.monotonic,
-               live: bool = False) -> RunStats:
+               live: bool = False, hub=None) -> RunStats:
     """The loop shared by watch, run and demo."""
     import cv2
     stats = RunStats()
     pending = list(slaps or [])
     t0 = time.perf_counter()
     for frame in frames:
+        changed = False
         # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
         while pending and pending[0]["frame"] <= frame.index:
             s = pending.pop(0)
-            pipeline.slap(s["seats"], s.get("t", frame.t))
+            changed |= bool(pipeline.slap(s["seats"], s.get("t", frame.t)))
         for rec in pipeline.process(frame):
             stats.flips += rec.get("type") == "flip"
+            changed = True
         stats.frames += 1
+        if hub is not None and changed:
+            from ..web.server import page_state
+            hub.publish_state(page_state(pipeline.game))
         if show:
             g = pipeline.game
             ev = pipeline.state.evidence
@@ -109,6 +114,9 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
                 break
             if keys and k in keys:
                 pipeline.slap([keys[k]], clock() if live else frame.t)
+                if hub is not None:
+                    from ..web.server import page_state
+                    hub.publish_state(page_state(pipeline.game))
     stats.seconds = time.perf_counter() - t0
     stats.inferences = pipeline.inferences
     if show:
@@ -119,10 +127,16 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
 def make_pipeline(detector: Detector, rules: Rules, players: list[str], printer: Printer,
                   roi: Roi | None = None, gate: bool = True, log_path: str | None = None,
                   evidence_dir: Path | None = None, stacks: list[int] | None = None,
-                  ) -> LivePipeline:
+                  hub=None) -> LivePipeline:
     log = SessionLog(log_path, rules, players) if log_path else None
+
+    def output(rec: dict) -> None:
+        printer(rec)
+        if hub is not None:
+            hub.publish_call(rec)
+
     pipe = LivePipeline(detector, Game(rules), roi=roi, gate=gate, evidence_dir=evidence_dir,
-                        on_output=printer, log=log)
+                        on_output=output, log=log)
     start = {"type": "start", "players": players}
     if stacks:
         start["stacks"] = stacks
@@ -173,7 +187,7 @@ def run_demo(detector: Detector | None, rules: Rules, players: list[str], seed: 
 
 def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[str],
              pad: str | None, show: bool | None, high_contrast: bool, roi: Roi | None,
-             log_path: str | None, evidence_dir: Path | None, speaker=None) -> int:
+             log_path: str | None, evidence_dir: Path | None, speaker=None, hub=None) -> int:
     import queue
 
     from ..pad import PadReader, SlapEvent, StatusEvent
@@ -181,7 +195,8 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
     show = has_display() if show is None else show
     printer = Printer(players, False, speaker=speaker)
     source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
-    pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir)
+    pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir,
+                         hub=hub)
     reader = PadReader(pad).start() if pad else None
     keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
     if show:
@@ -203,7 +218,7 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
 
     try:
         stats = run_frames(pipe, frames(), show=show, high_contrast=high_contrast, keys=keys,
-                           live=True)
+                           live=True, hub=hub)
     except KeyboardInterrupt:
         stats = None
     finally:

@@ -1,0 +1,98 @@
+"""The table page in a real headless Chromium: live calls, reconnection, a large top card."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+
+import numpy as np
+import pytest
+
+from companion.engine import PRESETS, Game
+from companion.web.server import Hub, WebServer, page_state
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def play(hub: Hub, game: Game, events):
+    for ev in events:
+        for a in game.apply(ev):
+            hub.publish_call(a)
+        hub.publish_state(page_state(game))
+
+
+@pytest.fixture
+def browser():
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def test_calls_arrive_in_order_and_the_page_reconnects(browser, tmp_path):
+    port = free_port()
+    players = ["Ada", "Ben", "Cho"]
+    game = Game(PRESETS["challenge"])
+    hub = Hub(players)
+    server = WebServer(hub, port=port).start()
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        play(hub, game, [{"type": "start", "players": players, "stacks": [10, 10, 10]},
+                         {"type": "flip", "card": "7h"}, {"type": "flip", "card": "7s"},
+                         {"type": "slap", "seats": [2]}, {"type": "flip", "card": "Kd"}])
+        live = page.locator("#calls[aria-live]")
+        expected = ["New hand: Ada, Ben, Cho.", "Seven of hearts.", "Seven of spades.",
+                    "Double! Sevens.", "Cho takes the pile, two cards.", "King of diamonds.",
+                    "King — Ada, three chances."]
+        page.wait_for_function(f"document.querySelectorAll('#calls p').length >= {len(expected)}",
+                               timeout=5000)
+        assert live.locator("p").all_inner_texts() == expected
+        assert "Ada: 3 of 3" not in page.inner_text("#challenge")
+        assert page.inner_text("#challenge") == "Ada: 0 of 3"
+        # The top card: large, named in words, its suit as a shape.
+        card = page.locator("#topcard")
+        box = card.bounding_box()
+        assert box["height"] >= 250 and box["width"] >= 250
+        assert card.get_attribute("aria-label") == "top card: K of diamonds"
+        assert "DIAMONDS" in card.inner_text().upper() and "\u2666" in card.inner_text()
+        shot = tmp_path / "page.png"
+        page.screenshot(path=str(shot))
+        import cv2
+        img = cv2.imread(str(shot))
+        x, y, w, h = (int(v) for v in (box["x"], box["y"], box["width"], box["height"]))
+        region = img[y + 10:y + h - 10, x + 10:x + w - 10]
+        # Mostly card stock, with a big block of red ink for the king of diamonds.
+        white = (region.min(axis=2) > 230).mean()
+        red = ((region[..., 2] > 150) & (region[..., 1] < 90)).mean()
+        assert white > 0.5 and red > 0.03
+
+        # The server restarts (a new process, same port): the page comes back by itself.
+        server.stop()
+        page.wait_for_function("document.getElementById('status').textContent !== 'live'",
+                               timeout=5000)
+        hub2 = Hub(players)
+        server = WebServer(hub2, port=port).start()
+        page.wait_for_function("document.getElementById('status').textContent === 'live'",
+                               timeout=10000)
+        time.sleep(0.3)
+        play(hub2, game, [{"type": "flip", "card": "3c"}])
+        page.wait_for_function("[...document.querySelectorAll('#calls p')].some("
+                               "p => p.textContent === 'Three of clubs. Ada, two left.')",
+                               timeout=5000)
+    finally:
+        page.close()
+        server.stop()
