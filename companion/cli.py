@@ -301,6 +301,26 @@ def cmd_pad_test(args: argparse.Namespace) -> int:
     return run_pad_test(args.port, args.seconds)
 
 
+# ---------------------------------------------------------------- practice
+def cmd_practice(args: argparse.Namespace) -> int:
+    from .live.runner import has_display
+    from .practice.tools import run_practice
+    rules = load_rules(args.rules)
+    players = _players(args.players) if args.players else [args.player]
+    if args.minutes <= 0 or not 0.3 <= args.pace <= 5:
+        raise CommandError("--minutes must be positive and --pace between 0.3 and 5 seconds")
+    if not has_display():
+        raise CommandError("practice shows the cards in a window: no display found "
+                           "(set DISPLAY, or run it on the table's screen)")
+    return run_practice(rules, players, args.pad, args.keyboard, args.minutes, args.pace,
+                        args.db, args.calibrate, args.light_zone)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from .practice.tools import run_stats
+    return run_stats(args.player, args.out, args.db)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -450,6 +470,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("port", nargs="?", default=None,
                    help="serial port or pyserial URL (default: the first pad found)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p = add("practice", cmd_practice, "train your slap against a virtual pile",
+            "Cards appear one by one at a pace that adapts to you; real patterns of the rules "
+            "come up at random with near misses mixed in. Slap the pad (or a key). Every trial "
+            "goes into your history.")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
+    src.add_argument("--keyboard", action="store_true", help="slap with the space bar / 1-9")
+    _rules_arg(p)
+    p.add_argument("--minutes", type=float, default=3.0, help="session length (default 3)")
+    p.add_argument("--player", default="player", help="your name in the history")
+    p.add_argument("--players", default=None, help="several seats on one pad: Ada,Ben")
+    p.add_argument("--pace", type=float, default=1.4, help="seconds a card to start (1.4)")
+    p.add_argument("--db", default=None, help="history file (default: your data directory)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="measure the display latency with a light sensor on a pad zone")
+    p.add_argument("--light-zone", type=int, default=3, help="the light sensor's zone (3)")
+
+    p = add("stats", cmd_stats, "your practice history: summary and plots")
+    p.add_argument("--player", default=None, help="one player (default: everyone)")
+    p.add_argument("--out", default="practice-stats", help="folder for the PNG plots")
+    p.add_argument("--db", default=None, help="history file (default: your data directory)")
     return parser
 
 
