@@ -77,3 +77,9 @@ def test_broken_toml_and_missing_file(tmp_path):
 def test_preset_names_load_directly():
     assert load_rules("intro") is PRESETS["intro"]
     assert rules_from_mapping({}) == PRESETS["base"]
+
+
+def test_rules_round_trip_through_their_keys():
+    for name in ("base", "challenge", "intro"):
+        r = PRESETS[name]
+        assert rules_from_mapping(r.to_dict()) == r

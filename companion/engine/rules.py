@@ -47,7 +47,8 @@ class Rules:
         return 54 if self.jokers else 52
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        """The TOML keys and values (a house file that reproduces these rules)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["patterns"] = list(self.patterns)
         d["challenge_counts"] = dict(self.challenge_counts)
         return d
