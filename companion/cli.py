@@ -210,8 +210,9 @@ def cmd_render_game(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- detector
 def _detector(args: argparse.Namespace):
     from .detector.model import ModelError, load_detector
+    reader = {"auto": "auto", "off": None}.get(getattr(args, "reader", "auto"), args.reader)
     try:
-        return load_detector(args.model, args.imgsz, args.conf)
+        return load_detector(args.model, args.imgsz, args.conf, reader)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
 
@@ -239,32 +240,45 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from .detector import evaluate as ev
-    det = _detector(args)
+    from .detector.model import DEFAULT_MODEL, ModelError, load_detector
+    model = Path(args.model) if args.model else DEFAULT_MODEL
+    designs = [("yolo", None)]
+    if model.suffix == ".onnx" and args.reader != "off":
+        reader = model.with_name("index_reader.onnx") if args.reader == "auto" else \
+            Path(args.reader)
+        if reader.is_file():
+            designs.append(("yolo+reader", reader))
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
-    if real.is_dir():
-        r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
-        print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
-        for name, truth, got in r["misses"]:
-            print(f"  miss {name}: {truth} read as {got}")
-    else:
+    if not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
-    if args.rendered:
-        r = ev.eval_rendered(det, args.rendered, size=args.imgsz or 320)
-        low = sorted(r["recall"].items(), key=lambda kv: kv[1])[:5]
-        print(f"held-out rendered set: {r['images']} images, {r['boxes']} indices, "
-              f"mAP50 {r['map50']:.3f}")
-        print("  lowest per-class recall: " + ", ".join(f"{k} {v:.2f}" for k, v in low))
-        print(f"  confusions among matched boxes: 6/9 {r['confusion_6_9']}, "
-              f"suit {r['confusion_suit']}, other {r['confusion_other']}")
-        if r["top_confusions"]:
-            print("  most common: " + ", ".join(f"{a}->{b} x{n}" for a, b, n in r["top_confusions"]))
+    for name, reader in designs:
+        try:
+            det = load_detector(model, args.imgsz, args.conf, reader)
+        except ModelError as exc:
+            raise CommandError(str(exc)) from None
+        print(f"== design {name} ({model.name}{' + ' + reader.name if reader else ''}, "
+              f"{args.imgsz or 320} px)")
+        if real.is_dir():
+            r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
+            print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
+            for file, truth, got in r["misses"]:
+                print(f"  miss {file}: {truth} read as {got}")
+        if args.rendered:
+            r = ev.eval_rendered(det, args.rendered, size=320)
+            low = sorted(r["recall"].items(), key=lambda kv: kv[1])[:5]
+            print(f"held-out rendered set: {r['images']} images, {r['boxes']} indices, "
+                  f"mAP50 {r['map50']:.3f}")
+            print("  lowest per-class recall: " + ", ".join(f"{k} {v:.2f}" for k, v in low))
+            print(f"  confusions among matched boxes: 6/9 {r['confusion_6_9']}, "
+                  f"suit {r['confusion_suit']}, other {r['confusion_other']}")
+            if r["top_confusions"]:
+                print("  most common: " + ", ".join(f"{a}->{b} x{n}"
+                                                    for a, b, n in r["top_confusions"]))
     if args.timing:
-        model = Path(args.model) if args.model else None
-        from .detector.model import DEFAULT_MODEL
-        onnx = model if model and model.suffix == ".onnx" else DEFAULT_MODEL
-        t = ev.time_backends(onnx, onnx.with_suffix(".pt"), args.imgsz or 320)
-        print("inference per frame at %d px: %s" % (args.imgsz or 320, ", ".join(
-            f"{k} {v:.1f} ms" for k, v in t.items())))
+        onnx = model if model.suffix == ".onnx" else DEFAULT_MODEL
+        t = ev.time_backends(onnx, onnx.with_suffix(".pt"), 320)
+        print("inference per frame at 320 px: " + ", ".join(f"{k} {v:.1f} ms"
+                                                            for k, v in t.items()))
     return 0
 
 
@@ -340,6 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
         p.add_argument("--imgsz", type=int, default=imgsz,
                        help=f"inference size in pixels (default {imgsz})")
+        p.add_argument("--reader", default="auto", metavar="auto|off|PATH",
+                       help="second stage that reads each index YOLO finds (default: "
+                            "index_reader.onnx beside the model when present)")
 
     p = add("referee", cmd_referee, "referee a game from JSON Lines events",
             "Read JSON Lines events (start, flip, slap, collect, state) and write the "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -99,11 +100,13 @@ def test_every_command_has_help(cmd):
     assert res.returncode == 0 and "usage: companion" in res.stdout
 
 
-def test_demo_calls_a_whole_builtin_game(capsys):
-    assert main(["demo", "--limit", "0", "--seed", "3"]) == 0
+def test_demo_referees_a_rendered_table_with_the_shipped_model(capsys):
+    assert main(["demo", "--seconds", "12", "--seed", "3", "--window", "off",
+                 "--voice", "off"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("Built-in game 3")
-    calls = out[1:-1]
-    assert any("takes the pile" in c for c in calls)
-    assert any("chances." in c for c in calls)        # challenge preset by default
-    assert out[-1].startswith("Hand over after") and "Winner:" in out[-1]
+    assert out[0].startswith("Demo: a rendered table")
+    summary = out[-1]
+    called, truth = (int(x) for x in re.findall(r"(\d+) flips called \((\d+) in", summary)[0])
+    assert truth >= 8 and called >= 0.8 * truth
+    assert any(line.endswith("of hearts.") or line.endswith("of spades.") or
+               line.endswith("of clubs.") or line.endswith("of diamonds.") for line in out)

@@ -10,11 +10,11 @@ import time
 import pytest
 
 from companion.engine import PRESETS, rules_from_mapping
-from companion.pad import PadReader, SlapEvent
+from companion.pad import PadReader
 from companion.pad.sim import PadSimulator
 from companion.practice.history import History
 from companion.practice.session import Calibration, Practice
-from companion.practice.tools import run_stats, summarise
+from companion.practice.tools import pad_poll, run_stats, summarise
 from companion.practice.trials import TrialDeck
 
 
@@ -65,19 +65,7 @@ def pad():
 
 
 def poll_reader(reader):
-    import queue
-
-    def poll(deadline):
-        got = []
-        while time.monotonic() < deadline:
-            try:
-                ev = reader.events.get(timeout=0.002)
-            except queue.Empty:
-                continue
-            if isinstance(ev, SlapEvent):
-                got.append((ev.seat, ev.t))
-        return got
-    return poll
+    return pad_poll(reader, None)      # the same poll `companion practice --pad` uses
 
 
 def test_reaction_times_are_measured_to_two_ms(pad, tmp_path):

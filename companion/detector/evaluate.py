@@ -149,6 +149,11 @@ def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int =
     frame = SceneRenderer(imgsz, 4242).render(0).image
     out = {}
     backends = [("onnx", lambda: OnnxDetector(onnx_path, imgsz))]
+    reader = onnx_path.with_name("index_reader.onnx")
+    if reader.is_file():
+        from .index_reader import IndexReader, TwoStageDetector
+        backends.append(("onnx+reader", lambda: TwoStageDetector(OnnxDetector(onnx_path, imgsz),
+                                                                 IndexReader(reader))))
     if pt_path and pt_path.is_file():
         backends.append(("torch", lambda: TorchDetector(pt_path, imgsz)))
     for name, make in backends:

@@ -116,8 +116,7 @@ class OnnxDetector:
             raise ModelError(f"{path}: output {out} is not a 52-card YOLO head")
         self.conf, self.iou = conf, iou
 
-    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
-        conf = self.conf if conf is None else conf
+    def _raw(self, image: np.ndarray, conf: float):
         img, r, left, top = letterbox(image, self.imgsz)
         blob = cv2.dnn.blobFromImage(img, 1 / 255.0, swapRB=True)
         pred = self.session.run(None, {self.input_name: blob})[0][0]     # (56, anchors)
@@ -125,16 +124,27 @@ class OnnxDetector:
         cls = scores.argmax(0)
         best = scores[cls, np.arange(scores.shape[1])]
         m = best >= conf
-        if not m.any():
-            return Detections.empty()
         cx, cy, w, h = pred[0, m], pred[1, m], pred[2, m], pred[3, m]
         boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], 1)
         boxes = (boxes - np.float32([left, top, left, top])) / r
         H, W = image.shape[:2]
         boxes = np.clip(boxes, 0, [W, H, W, H]).astype(np.float32)
-        keep = nms(boxes, best[m], cls[m], self.iou)
-        return Detections(boxes[keep], best[m][keep].astype(np.float32),
-                          cls[m][keep].astype(int)).sorted()
+        return boxes, best[m].astype(np.float32), cls[m].astype(int)
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+        boxes, best, cls = self._raw(image, self.conf if conf is None else conf)
+        if not len(best):
+            return Detections.empty()
+        keep = nms(boxes, best, cls, self.iou)
+        return Detections(boxes[keep], best[keep], cls[keep]).sorted()
+
+    def propose(self, image: np.ndarray, conf: float, max_boxes: int = 40) -> Detections:
+        """Index boxes whatever the card: class-agnostic NMS, strongest first."""
+        boxes, best, cls = self._raw(image, conf)
+        if not len(best):
+            return Detections.empty()
+        keep = nms(boxes, best, np.zeros_like(cls), self.iou)[:max_boxes]
+        return Detections(boxes[keep], best[keep], cls[keep]).sorted()
 
 
 class TorchDetector:
@@ -168,9 +178,19 @@ class TorchDetector:
 
 
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
-                  conf: float = 0.25) -> Detector:
-    """ONNX for `.onnx` files, ultralytics for `.pt`."""
+                  conf: float = 0.25, reader: str | Path | None = "auto") -> Detector:
+    """ONNX for `.onnx` files, ultralytics for `.pt`. With an ONNX model, the index
+    reader (index_reader.onnx beside it, or the path given) reads each proposed box;
+    reader=None uses YOLO's own classes."""
     path = Path(path) if path else DEFAULT_MODEL
     if path.suffix == ".pt":
         return TorchDetector(path, imgsz, conf)
-    return OnnxDetector(path, imgsz, conf)
+    yolo = OnnxDetector(path, imgsz, conf)
+    if reader == "auto":
+        reader = path.with_name("index_reader.onnx")
+        if not reader.is_file():
+            return yolo
+    if reader is None:
+        return yolo
+    from .index_reader import IndexReader, TwoStageDetector
+    return TwoStageDetector(yolo, IndexReader(reader), conf=conf)

@@ -1,0 +1,93 @@
+"""The shipped detector: loads offline, reads rendered cards, keeps the detect contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.detector.model import DEFAULT_MODEL, ModelError, load_detector
+from companion.engine.cards import CLASS_NAMES
+from companion.render.faces import Deck, DeckStyle
+from companion.render.scene import card_transform, warp_onto
+
+MODELS = DEFAULT_MODEL.parent
+
+
+def clean_card(name: str, style: int = 21, angle: float = 8.0) -> np.ndarray:
+    """One card, large, on a plain table: the easiest picture a detector can get."""
+    deck = Deck(DeckStyle.random(style))
+    canvas = np.full((480, 640, 3), (60, 90, 40), np.uint8)
+    face = deck.face(CLASS_NAMES.index(name))
+    warp_onto(canvas, face, card_transform(face, (320, 240), 400, angle))
+    return canvas
+
+
+def top1(det):
+    import collections
+    score = collections.Counter()
+    for n, c in zip(det.names, det.confidence):
+        score[n] += float(c)
+    return score.most_common(1)[0][0] if score else None
+
+
+@pytest.mark.parametrize("card", ["Qh", "7s", "10d", "Ac", "Kd", "9h"])
+def test_shipped_model_reads_a_rendered_card(card):
+    det = load_detector(DEFAULT_MODEL, imgsz=640)
+    assert top1(det(clean_card(card))) == card
+
+
+def test_onnx_and_torch_backends_agree():
+    pt = MODELS / "cards.pt"
+    img = clean_card("8c")
+    onnx = load_detector(DEFAULT_MODEL, imgsz=320, conf=0.3, reader=None)(img)
+    torch_ = load_detector(pt, imgsz=320, conf=0.3)(img)
+    assert len(onnx) == len(torch_) >= 1
+    assert list(onnx.class_id) == list(torch_.class_id)
+    assert np.allclose(onnx.xyxy, torch_.xyxy, atol=3.0)
+    assert np.allclose(onnx.confidence, torch_.confidence, atol=0.03)
+
+
+def test_detect_json_contract_and_a_bad_image(tmp_path):
+    good = tmp_path / "qh.png"
+    cv2.imwrite(str(good), clean_card("Qh"))
+    bad = tmp_path / "broken.jpg"
+    bad.write_bytes(b"\xff\xd8 not really a jpeg")
+    env = dict(os.environ, YOLO_OFFLINE="1")
+    res = subprocess.run([sys.executable, "-m", "companion", "detect", "--json", str(good),
+                          str(bad), str(tmp_path / "missing.png")],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x["image"] for x in lines] == [str(good), str(bad), str(tmp_path / "missing.png")]
+    cards = lines[0]["cards"]
+    assert cards and set(cards[0]) == {"card", "confidence", "box"}
+    confs = [c["confidence"] for c in cards]
+    assert confs == sorted(confs, reverse=True) and cards[0]["card"] == "Qh"
+    assert len(cards[0]["box"]) == 4
+    assert "error" in lines[1] and "error" in lines[2]
+
+
+def test_a_corrupt_model_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "cards.onnx"
+    bad.write_bytes(os.urandom(2048))
+    with pytest.raises(ModelError, match="cards.onnx: not a usable ONNX model"):
+        load_detector(bad)
+    img = tmp_path / "x.png"
+    cv2.imwrite(str(img), clean_card("2s"))
+    res = subprocess.run([sys.executable, "-m", "companion", "detect", "--model", str(bad),
+                          str(img)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "cards.onnx" in res.stderr
+    with pytest.raises(ModelError, match="no such model file"):
+        load_detector(tmp_path / "nothing.onnx")
+    badpt = tmp_path / "cards.pt"
+    badpt.write_bytes(b"garbage")
+    with pytest.raises(ModelError, match="cards.pt"):
+        load_detector(badpt)
