@@ -106,6 +106,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--per-epoch", type=int, default=20000, help="crops per epoch")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init", default=None, help="start from these weights (.pt state dict)")
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(args.threads)
@@ -122,9 +124,11 @@ def main() -> None:
     print(f"{len(train)} training crops ({sum(c != NONE_CLASS for _, _, c in train)} indices), "
           f"{len(val)} validation", flush=True)
     model = build_model()
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    if args.init:
+        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     steps = args.epochs * (args.per_epoch // 128)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
     lossf = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
     vx, vy = make_batch(val_images, val, range(len(val)), rng, augment=False)
     best = 0.0
@@ -140,7 +144,7 @@ def main() -> None:
             loss.backward()
             opt.step()
             sched.step()
-            total += float(loss)
+            total += float(loss.detach())
         model.eval()
         with torch.no_grad():
             pred = np.concatenate([model(torch.from_numpy(vx[j:j + 512])).argmax(1).numpy()
