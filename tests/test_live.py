@@ -153,3 +153,20 @@ def test_camera_unplugged_mid_game_says_so_and_the_game_goes_on():
     assert any("no frames (unplugged?)" in m for m in messages)
     assert any("frames again" in m for m in messages)
     assert game.top_cards(1) == ["9c"] and game.hand_active     # the state survived
+
+
+def test_table_panel_shows_the_top_card_large_and_by_shape():
+    from companion.live.display import render_panel
+    g = Game(PRESETS["challenge"])
+    g.start(["Ada", "Ben", "Cho"], stacks=[10, 10, 10])
+    for c in ("5s", "Qh", "5h"):
+        g.flip(c)
+    img = render_panel(g, pattern=list(g.top_patterns))
+    card = img[20:340, 20:250]
+    red = (card[..., 2] > 150) & (card[..., 1] < 100)
+    assert red.mean() > 0.05                        # a big red five and heart
+    hc = render_panel(g, high_contrast=True)
+    assert (hc[400:, 300:] == 0).all(axis=2).mean() > 0.8   # black ground in high contrast
+    empty = Game(PRESETS["base"])
+    empty.start(["Ada", "Ben"])
+    assert render_panel(empty).shape == (720, 560, 3)

@@ -145,3 +145,18 @@ def test_trials_survive_an_interrupted_session(tmp_path):
     assert rows == (5, 5)
     ended = sqlite3.connect(db).execute("SELECT ended FROM sessions").fetchone()[0]
     assert ended is not None
+
+
+def test_display_latency_calibration_with_a_light_sensor(pad):
+    """The screen flash is seen by a light sensor on zone 3, 40 ms after the frame is sent."""
+    from companion.practice.tools import measure_display_latency
+    sim, reader = pad
+
+    def flash(on):
+        t = time.monotonic()
+        if on:
+            threading.Timer(0.040, lambda: sim.slap(3)).start()
+        return t
+
+    ms = measure_display_latency(flash, reader, light_zone=3, flashes=5)
+    assert ms is not None and 38 <= ms <= 48

@@ -60,7 +60,7 @@ def render_panel(game: Game, width: int = 560, height: int = 720, high_contrast:
         suit = SUIT_WORDS[n[-1]]
         _text(img, f"{n[:-1]} {suit}", (x, cy0 + 80 + 45 * i), 1.0, fg, 2)
     _text(img, f"pile {game.pile_count}", (x, cy0 + 200), 1.1, fg, 2)
-    y = cy0 + ch + 95
+    y = cy0 + ch + 135
     if unclear:
         _text(img, "CARD UNCLEAR", (20, y), 1.6, (0, 200, 255), 4)
         y += 60

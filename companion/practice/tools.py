@@ -221,6 +221,7 @@ def plot_stats(s: dict, out: Path, player: str | None) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(range(1, len(s["session_medians"]) + 1), s["session_medians"], "o-", color="#a53b3b")
     ax.set(xlabel="session", ylabel="median reaction (ms)", title=f"Progress: {who}")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     paths.append(out / "progress.png")
     fig.tight_layout(); fig.savefig(paths[-1], dpi=100); plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 4))
