@@ -65,6 +65,18 @@ def _players(text: str) -> list[str]:
     return players
 
 
+def _zones(text: str | None) -> dict[int, int] | None:
+    """'0:2,1:0,2:1' -> {zone: seat}."""
+    if not text:
+        return None
+    try:
+        pairs = [item.split(":") for item in text.split(",")]
+        return {int(z): int(s) for z, s in pairs}
+    except ValueError:
+        raise CommandError(f"--pad-zones {text!r}: expected ZONE:SEAT pairs like 0:2,1:0") \
+            from None
+
+
 def _roi(text: str | None):
     from .live.pipeline import Roi
     if text is None:
@@ -130,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         return run_live(str(args.camera), det, rules, players, args.pad, show,
                         args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""),
-                        speaker=speaker, hub=hub)
+                        speaker=speaker, hub=hub, zones=_zones(args.pad_zones))
     except SourceError as exc:
         raise CommandError(str(exc)) from None
     finally:
@@ -327,7 +339,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
         raise CommandError("practice shows the cards in a window: no display found "
                            "(set DISPLAY, or run it on the table's screen)")
     return run_practice(rules, players, args.pad, args.keyboard, args.minutes, args.pace,
-                        args.db, args.calibrate, args.light_zone)
+                        args.db, args.calibrate, args.light_zone, _zones(args.pad_zones))
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -415,6 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     _rules_arg(p, "challenge")
     p.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
+    p.add_argument("--pad-zones", default=None, metavar="Z:S,...",
+                   help="which seat each pad zone is, e.g. 0:2,1:0,2:1 (default: zone = seat)")
     p.add_argument("--window", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--high-contrast", action="store_true", help="high-contrast display")
     p.add_argument("--voice", choices=("on", "off"), default="on",
@@ -503,6 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibrate", action="store_true",
                    help="measure the display latency with a light sensor on a pad zone")
     p.add_argument("--light-zone", type=int, default=3, help="the light sensor's zone (3)")
+    p.add_argument("--pad-zones", default=None, metavar="Z:S,...",
+                   help="which seat each pad zone is (default: zone = seat)")
 
     p = add("stats", cmd_stats, "your practice history: summary and plots")
     p.add_argument("--player", default=None, help="one player (default: everyone)")

@@ -123,6 +123,10 @@ def test_hands_of_one_slap_come_in_onset_order_and_share_a_group(pad):
     assert [e.seat for e in ev] == [0, 2, 1]      # zone 1 -> seat 0 first: the bottom hand
     assert len({e.group for e in ev}) == 1
     assert [e.behind_us for e in ev] == [0, 100, 1800]
+    # Once the window has passed, the whole slap comes as one event, bottom hand first.
+    group = [e for e in drain(reader, lambda x: any(type(e).__name__ == "GroupEvent" for e in x))
+             if type(e).__name__ == "GroupEvent"]
+    assert group and group[0].seats == (0, 2, 1) and group[0].behind_us == (0, 100, 1800)
     time.sleep(0.1)
     sim.slap(3)                                   # 100 ms later: a new slap
     (later,) = slaps(drain(reader, lambda e: len(slaps(e)) == 1))

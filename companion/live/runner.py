@@ -187,17 +187,18 @@ def run_demo(detector: Detector | None, rules: Rules, players: list[str], seed: 
 
 def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[str],
              pad: str | None, show: bool | None, high_contrast: bool, roi: Roi | None,
-             log_path: str | None, evidence_dir: Path | None, speaker=None, hub=None) -> int:
+             log_path: str | None, evidence_dir: Path | None, speaker=None, hub=None,
+             zones: dict[int, int] | None = None) -> int:
     import queue
 
-    from ..pad import PadReader, SlapEvent, StatusEvent
+    from ..pad import GroupEvent, PadReader, SlapEvent, StatusEvent
     from .capture import open_source
     show = has_display() if show is None else show
     printer = Printer(players, False, speaker=speaker)
     source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
     pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir,
                          hub=hub)
-    reader = PadReader(pad).start() if pad else None
+    reader = PadReader(pad, seats=zones).start() if pad else None
     keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
     if show:
         print("keys: " + ", ".join(f"{i + 1} = {p}" for i, p in enumerate(players[:9])) +
@@ -212,6 +213,11 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
                     break
                 if isinstance(ev, SlapEvent):
                     pipe.slap([ev.seat], ev.t)
+                elif isinstance(ev, GroupEvent) and len(ev.seats) > 1:
+                    first, second = ev.seats[0], ev.seats[1]
+                    print(f"{players[first] if first < len(players) else first} first, by "
+                          f"{ev.behind_us[1] / 1000:.1f} ms over "
+                          f"{players[second] if second < len(players) else second}", flush=True)
                 elif isinstance(ev, StatusEvent):
                     print(ev.message, file=sys.stderr, flush=True)
             yield f

@@ -40,6 +40,17 @@ class SlapEvent:
 
 
 @dataclass(frozen=True)
+class GroupEvent:
+    """One slap, all its hands: seats ordered by onset (bottom hand first), sent once the
+    group window has passed. The referee takes each SlapEvent at once; this is the
+    grouped view for logs and the display ("Ben first, by 3.2 ms")."""
+    group: int
+    seats: tuple[int, ...]
+    behind_us: tuple[int, ...]
+    t: float
+
+
+@dataclass(frozen=True)
 class StatusEvent:
     kind: str                 # connected, disconnected, silent, lost, bad_line, hello, cal, error
     message: str
@@ -115,6 +126,7 @@ class PadReader:
         self._expected_seq: int | None = None
         self._group = 0
         self._group_start: int | None = None
+        self._members: list[SlapEvent] = []
         self._last_line = 0.0
         self._silent = False
         self._was_connected = False
@@ -193,6 +205,8 @@ class PadReader:
                                              "reconnecting")
                 continue
             now = self.clock()
+            if self._members and now - self._members[0].received > self.group_window_us / 1e6:
+                self._close_group()
             if not chunk:
                 if not self._silent and now - self._last_line > self.heartbeat_timeout:
                     self._silent = True
@@ -256,10 +270,19 @@ class PadReader:
         if self.on_line is not None and isinstance(msg, (Force, Slap)):
             self.on_line(msg)
 
+    def _close_group(self) -> None:
+        hands = sorted(self._members, key=lambda e: e.t_pad_us)
+        self._members = []
+        if hands:
+            self.events.put(GroupEvent(hands[0].group, tuple(e.seat for e in hands),
+                                       tuple(e.t_pad_us - hands[0].t_pad_us for e in hands),
+                                       hands[0].t))
+
     def _slap(self, msg: Slap, arrival: float) -> None:
         t_pad = self.pad_clock.unwrap(msg.t_us)
         if self._group_start is None or t_pad - self._group_start > self.group_window_us \
                 or t_pad < self._group_start - self.group_window_us:
+            self._close_group()
             self._group += 1
             self._group_start = t_pad
         seat = self.seats.get(msg.zone, msg.zone)
@@ -267,5 +290,6 @@ class PadReader:
                           t_pad_us=t_pad, peak=msg.peak, group=self._group,
                           behind_us=max(0, t_pad - self._group_start), received=arrival)
         self.events.put(event)
+        self._members.append(event)
         self.stats["slaps"] += 1
         self.latencies_us.append((self.clock() - arrival) * 1e6)

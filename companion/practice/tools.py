@@ -136,7 +136,8 @@ def pad_poll(reader, window: PileWindow | None):
 
 
 def run_practice(rules, players: list[str], pad: str | None, keyboard: bool, minutes: float,
-                 pace: float, db: str | None, calibrate: bool, light_zone: int) -> int:
+                 pace: float, db: str | None, calibrate: bool, light_zone: int,
+                 zones: dict[int, int] | None = None) -> int:
     history = History(db)
     if history.notice:
         print(history.notice, file=sys.stderr)
@@ -146,7 +147,7 @@ def run_practice(rules, players: list[str], pad: str | None, keyboard: bool, min
     reader = None
     if pad:
         from ..pad import PadReader
-        reader = PadReader(pad).start()
+        reader = PadReader(pad, seats=zones).start()
     try:
         if calibrate:
             if reader is None:
