@@ -224,9 +224,13 @@ def _detector(args: argparse.Namespace):
     from .detector.model import ModelError, load_detector
     reader = {"auto": "auto", "off": None}.get(getattr(args, "reader", "auto"), args.reader)
     try:
-        return load_detector(args.model, args.imgsz, args.conf, reader)
+        det = load_detector(args.model, args.imgsz, args.conf, reader)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
+    if getattr(args, "tta", False):
+        from .detector.model import RotationTTA
+        det = RotationTTA(det)
+    return det
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -268,6 +272,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             det = load_detector(model, args.imgsz, args.conf, reader)
         except ModelError as exc:
             raise CommandError(str(exc)) from None
+        if args.tta:
+            from .detector.model import RotationTTA
+            det = RotationTTA(det)
+            name += " +tta"
         print(f"== design {name} ({model.name}{' + ' + reader.name if reader else ''}, "
               f"{args.imgsz or 320} px)")
         if real.is_dir():
@@ -470,6 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--json", action="store_true", help="JSON Lines output")
+    p.add_argument("--tta", action="store_true",
+                   help="also look at each photo turned by 90, 180 and 270 degrees (4x slower)")
     model_args(p, 640)
 
     p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
@@ -478,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rendered", type=int, default=300, metavar="N",
                    help="held-out rendered scenes to score (default 300; 0 to skip)")
     p.add_argument("--timing", action="store_true", help="also time ONNX and torch inference")
+    p.add_argument("--tta", action="store_true", help="rotation test-time augmentation")
     model_args(p, 640)
 
     p = add("train", cmd_train, "train the card detector (ultralytics, offline)")

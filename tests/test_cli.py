@@ -94,7 +94,9 @@ def test_simulate_is_deterministic_by_seed(capsys):
     assert capsys.readouterr().out == a
 
 
-@pytest.mark.parametrize("cmd", ["referee", "simulate", "demo"])
+@pytest.mark.parametrize("cmd", ["referee", "simulate", "demo", "watch", "run", "replay", "dataset",
+                                 "render-game", "detect", "eval", "train", "pad-sim",
+                                 "pad-test", "practice", "stats"])
 def test_every_command_has_help(cmd):
     res = run([cmd, "--help"])
     assert res.returncode == 0 and "usage: companion" in res.stdout

@@ -91,3 +91,22 @@ def test_a_corrupt_model_file_is_one_clear_error(tmp_path):
     badpt.write_bytes(b"garbage")
     with pytest.raises(ModelError, match="cards.pt"):
         load_detector(badpt)
+
+
+def test_rotation_tta_maps_boxes_back_to_the_photo():
+    from companion.detector.model import Detections, RotationTTA
+
+    class FindWhite:
+        imgsz = 320
+
+        def __call__(self, img, conf=None):
+            ys, xs = np.nonzero(img[..., 0] > 200)
+            return Detections(np.array([[xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]],
+                                       np.float32), np.array([0.8], np.float32), np.array([7]))
+
+    img = np.zeros((300, 500, 3), np.uint8)
+    img[40:90, 300:380] = 255
+    det = RotationTTA(FindWhite())(img)
+    assert len(det) == 4
+    assert np.allclose(det.xyxy, [[300, 40, 380, 90]] * 4)
+    assert np.isclose(det.confidence.sum(), 0.8)

@@ -194,3 +194,39 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         return yolo
     from .index_reader import IndexReader, TwoStageDetector
     return TwoStageDetector(yolo, IndexReader(reader), conf=conf)
+
+
+class RotationTTA:
+    """For still photos: detect on the picture turned by 0/90/180/270 degrees and pool the
+    boxes (mapped back). Cards lie at any angle; each turn gives the reader another look."""
+
+    def __init__(self, base: Detector, turns: tuple[int, ...] = (0, 1, 2, 3)) -> None:
+        self.base, self.turns = base, turns
+        self.imgsz = base.imgsz
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+        H, W = image.shape[:2]
+        parts = []
+        for k in self.turns:
+            det = self.base(np.ascontiguousarray(np.rot90(image, k)), conf)
+            if not len(det):
+                continue
+            a, b, c, d = det.xyxy.T                      # corners in the turned picture
+            # np.rot90 turns counter-clockwise; map both corners back, then re-order.
+            if k == 1:
+                xs, ys = (W - b, W - d), (a, c)
+            elif k == 2:
+                xs, ys = (W - a, W - c), (H - b, H - d)
+            elif k == 3:
+                xs, ys = (b, d), (H - a, H - c)
+            else:
+                xs, ys = (a, c), (b, d)
+            x1, x2 = np.minimum(*xs), np.maximum(*xs)
+            y1, y2 = np.minimum(*ys), np.maximum(*ys)
+            parts.append(Detections(np.stack([x1, y1, x2, y2], 1).astype(np.float32),
+                                    det.confidence / len(self.turns), det.class_id))
+        if not parts:
+            return Detections.empty()
+        return Detections(np.concatenate([p.xyxy for p in parts]),
+                          np.concatenate([p.confidence for p in parts]),
+                          np.concatenate([p.class_id for p in parts])).sorted()
