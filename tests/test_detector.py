@@ -44,14 +44,23 @@ def test_shipped_model_reads_a_rendered_card(card):
 
 
 def test_onnx_and_torch_backends_agree():
+    """Same checkpoint, two runtimes: the same boxes, classes and confidences. Ultralytics
+    pads to a multiple of 32 where ours pads square, so scores differ by a few hundredths:
+    boxes near the threshold may fall on either side of it."""
     pt = MODELS / "cards.pt"
-    img = clean_card("8c")
-    onnx = load_detector(DEFAULT_MODEL, imgsz=320, conf=0.3, reader=None)(img)
-    torch_ = load_detector(pt, imgsz=320, conf=0.3)(img)
-    assert len(onnx) == len(torch_) >= 1
-    assert list(onnx.class_id) == list(torch_.class_id)
-    assert np.allclose(onnx.xyxy, torch_.xyxy, atol=3.0)
-    assert np.allclose(onnx.confidence, torch_.confidence, atol=0.03)
+    for card in ("8c", "Qh", "5d"):
+        img = clean_card(card)
+        onnx = load_detector(DEFAULT_MODEL, imgsz=320, conf=0.15, reader=None)(img)
+        torch_ = load_detector(pt, imgsz=320, conf=0.15)(img)
+        assert len(torch_) >= 1
+        for a, b in ((onnx, torch_), (torch_, onnx)):
+            for box, c, k in zip(a.xyxy, a.confidence, a.class_id):
+                same = [j for j in range(len(b)) if b.class_id[j] == k and
+                        np.abs(b.xyxy[j] - box).max() < 4.0]
+                if same:
+                    assert abs(float(b.confidence[same[0]]) - float(c)) < 0.06
+                else:
+                    assert c < 0.22          # only a box at the threshold may be missing
 
 
 def test_detect_json_contract_and_a_bad_image(tmp_path):

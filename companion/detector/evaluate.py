@@ -84,7 +84,8 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
     n_gt = collections.Counter()
     hit = collections.Counter()
     confusion: collections.Counter = collections.Counter()
-    for i in tqdm(range(images), desc="rendered eval", disable=not progress, leave=False):
+    for i in tqdm(range(images), desc="rendered eval", disable=None if progress else True,
+                  leave=False):
         scene = r.render(i)
         det = detector(scene.image, 0.01)
         gt = np.array([l[1:] for l in scene.labels], np.float32).reshape(-1, 4)

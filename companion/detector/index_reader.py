@@ -96,7 +96,7 @@ class IndexReader:
 class TwoStageDetector:
     """YOLO proposes index boxes (any class, low threshold); the reader names them."""
 
-    def __init__(self, yolo, reader: IndexReader, propose_conf: float = 0.05, conf: float = 0.25,
+    def __init__(self, yolo, reader: IndexReader, propose_conf: float = 0.005, conf: float = 0.25,
                  max_boxes: int = 40) -> None:
         self.yolo, self.reader = yolo, reader
         self.imgsz = yolo.imgsz
