@@ -478,8 +478,9 @@ def build_parser() -> argparse.ArgumentParser:
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--json", action="store_true", help="JSON Lines output")
-    p.add_argument("--tta", action="store_true",
-                   help="also look at each photo turned by 90, 180 and 270 degrees (4x slower)")
+    p.add_argument("--tta", action=argparse.BooleanOptionalAction, default=True,
+                   help="also look at each photo turned by 90, 180 and 270 degrees: 4x slower, "
+                        "28/52 instead of 20/52 real photos right (default on; --no-tta)")
     model_args(p, 640)
 
     p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
