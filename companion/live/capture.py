@@ -30,6 +30,8 @@ class SourceError(RuntimeError):
 
 
 def _open(spec: str | int) -> cv2.VideoCapture:
+    # OpenCV logs its own errors for a missing camera; ours below says it in one line.
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     cap = cv2.VideoCapture(spec)
     if not cap.isOpened():
         raise SourceError(f"{spec}: cannot open (no such camera, file or stream)")
