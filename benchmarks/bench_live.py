@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from companion.detector.model import DEFAULT_MODEL, load_detector

@@ -6,7 +6,6 @@ import shutil
 import socket
 import time
 
-import numpy as np
 import pytest
 
 from companion.engine import PRESETS, Game

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from ..engine.cards import CLASS_NAMES
-from .model import Detections, ModelError, letterbox  # noqa: F401  (letterbox re-exported)
+from .model import Detections, ModelError
 
 CROP = 48                  # classifier input side
 NONE_CLASS = len(CLASS_NAMES)

@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 from .model import letterbox
 

@@ -8,7 +8,7 @@ import random
 import sys
 import time
 
-from .protocol import Force, Slap
+from .protocol import Force
 from .reader import PadReader, SlapEvent, StatusEvent, find_pad
 from .sim import PadSimulator
 
@@ -90,6 +90,3 @@ def run_pad_test(port: str | None, seconds: float | None, out=sys.stdout) -> int
           f"bad {reader.stats['bad_checksum'] + reader.stats['bad_malformed']}, "
           f"lost {reader.stats['lost_lines']}", file=out)
     return 0
-
-
-__all__ = ["Slap", "run_pad_sim", "run_pad_test"]

@@ -8,7 +8,7 @@ import random
 from dataclasses import dataclass
 
 from ..engine import Rules, card_name, make_detector, rank_of
-from ..engine.cards import STANDARD_DECK, card_id
+from ..engine.cards import STANDARD_DECK
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,3 @@ class TrialDeck:
         self.index += 1
         return Trial(self.index, card_name(card), tuple(card_name(c) for c in self.pile[-3:]),
                      pats, near and not pats)
-
-
-__all__ = ["Trial", "TrialDeck", "card_id"]

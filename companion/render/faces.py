@@ -15,9 +15,9 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from ..engine.cards import CLASS_NAMES, RANKS, SUITS
+from ..engine.cards import CLASS_NAMES, RANKS
 from .fonts import available_fonts
-from .suits import draw_pip, pip_extent, pip_points
+from .suits import draw_pip, pip_extent
 
 FACE_WIDTH = 200
 
@@ -366,7 +366,3 @@ def contact_sheet_of_deck(deck: Deck, cols: int = 13) -> np.ndarray:
         tile[f.alpha < 128] = 90
         sheet[r * (h + 4):r * (h + 4) + h, c * (w + 4):c * (w + 4) + w] = tile
     return sheet
-
-
-__all__ = ["Deck", "DeckStyle", "Face", "FACE_WIDTH", "SUITS", "contact_sheet_of_deck",
-           "pip_points"]
