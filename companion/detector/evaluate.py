@@ -143,7 +143,7 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
                                confusion.most_common() if a != b][:10]}
 
 
-def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 50) -> dict:
+def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 100) -> dict:
     """Per-frame inference time of both backends on the same rendered frame."""
     from ..render.scene import SceneRenderer
     from .model import OnnxDetector, TorchDetector
@@ -159,10 +159,12 @@ def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int =
         backends.append(("torch", lambda: TorchDetector(pt_path, imgsz)))
     for name, make in backends:
         det = make()
-        for _ in range(5):
+        for _ in range(10):
             det(frame)
-        t0 = time.perf_counter()
+        times = []
         for _ in range(runs):
+            t0 = time.perf_counter()
             det(frame)
-        out[name] = (time.perf_counter() - t0) / runs * 1000
+            times.append((time.perf_counter() - t0) * 1000)
+        out[name] = sorted(times)[len(times) // 2]       # median: robust to a busy moment
     return out

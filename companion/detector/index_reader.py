@@ -77,6 +77,7 @@ class IndexReader:
             import onnxruntime as ort
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(path), opts,
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:

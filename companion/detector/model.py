@@ -100,6 +100,9 @@ class OnnxDetector:
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            # Idle sessions must not spin: the reader's session (and the capture thread)
+            # share these two cores with this one.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
