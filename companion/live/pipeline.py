@@ -90,8 +90,6 @@ class Evidence:
 @dataclass
 class LiveState:
     detections: Detections = field(default_factory=Detections.empty)
-    last_pattern: list[str] = field(default_factory=list)
-    last_calls: list[dict] = field(default_factory=list)
     evidence: Evidence | None = None
     unclear: bool = False
 
@@ -123,11 +121,6 @@ class LivePipeline:
     def _out(self, rec: dict, frame: int | None = None) -> dict:
         if frame is not None:
             rec.setdefault("frame", frame)
-        self.state.last_calls = (self.state.last_calls + [rec])[-8:]
-        if rec.get("type") == "pattern":
-            self.state.last_pattern = list(rec["patterns"])
-        elif rec.get("type") in ("award", "flip"):
-            self.state.last_pattern = [] if rec.get("type") == "award" else self.state.last_pattern
         self.on_output(rec)
         return rec
 

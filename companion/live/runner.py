@@ -87,6 +87,8 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
                live: bool = False, hub=None) -> RunStats:
     """The loop shared by watch, run and demo."""
     import cv2
+    if hub is not None:
+        from ..web.server import page_state
     stats = RunStats()
     pending = list(slaps or [])
     t0 = time.perf_counter()
@@ -101,7 +103,6 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             changed = True
         stats.frames += 1
         if hub is not None and changed:
-            from ..web.server import page_state
             hub.publish_state(page_state(pipeline.game))
         if show:
             g = pipeline.game
@@ -115,7 +116,6 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             if keys and k in keys:
                 pipeline.slap([keys[k]], clock() if live else frame.t)
                 if hub is not None:
-                    from ..web.server import page_state
                     hub.publish_state(page_state(pipeline.game))
     stats.seconds = time.perf_counter() - t0
     stats.inferences = pipeline.inferences
