@@ -89,16 +89,15 @@ def _roi(text: str | None):
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .callouts import Verbosity
-    from .detector.model import DEFAULT_MODEL, ModelError, load_detector
+    from .detector.model import ModelError, load_detector
     from .live.runner import run_demo
     rules = load_rules(args.rules)
     players = _players(args.players)
-    model = Path(args.model) if args.model else DEFAULT_MODEL
     try:
-        det = load_detector(model, imgsz=320)
+        det = load_detector(args.model)
     except ModelError as exc:
         raise CommandError(f"{exc}; the demo needs the shipped detector "
-                           "(models/cards.onnx, see models/MODEL_CARD.md)") from None
+                           "(models/, see models/MODEL_CARD.md)") from None
     show = {"auto": None, "on": True, "off": False}[args.window]
     speaker = _speaker(args.voice)
     try:
@@ -194,9 +193,10 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if not 0 <= args.val < 1:
         raise CommandError("--val: a fraction from 0 to below 1")
     info = make_dataset(Path(args.out), args.images, args.seed, size=args.size, val=args.val,
-                        workers=args.workers)
-    print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} index "
-          f"boxes -> {info['data']}; look at {info['contact_sheet']}")
+                        workers=args.workers, task=args.task)
+    what = "card outlines" if args.task == "cards" else "index boxes"
+    print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} {what} "
+          f"-> {info['data']}; look at {info['contact_sheet']}")
     return 0
 
 
@@ -220,11 +220,11 @@ def cmd_render_game(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- detector
-def _detector(args: argparse.Namespace):
+def _detector(args: argparse.Namespace, photo: bool = False):
     from .detector.model import ModelError, load_detector
     reader = {"auto": "auto", "off": None}.get(getattr(args, "reader", "auto"), args.reader)
     try:
-        det = load_detector(args.model, args.imgsz, args.conf, reader)
+        det = load_detector(args.model, args.imgsz, args.conf, reader, photo=photo)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
     if getattr(args, "tta", False):
@@ -235,7 +235,7 @@ def _detector(args: argparse.Namespace):
 
 def cmd_detect(args: argparse.Namespace) -> int:
     import cv2
-    det = _detector(args)
+    det = _detector(args, photo=True)
     for path in args.images:
         img = cv2.imread(path)
         if img is None:
@@ -256,50 +256,64 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from .detector import evaluate as ev
-    from .detector.model import DEFAULT_MODEL, ModelError, load_detector
-    model = Path(args.model) if args.model else DEFAULT_MODEL
-    designs = [("yolo", None)]
-    if model.suffix == ".onnx" and args.reader != "off":
-        reader = model.with_name("index_reader.onnx") if args.reader == "auto" else \
-            Path(args.reader)
-        if reader.is_file():
-            designs.append(("yolo+reader", reader))
+    from .detector.model import CARD_FINDER, DEFAULT_MODEL, ModelError, load_detector
+    if args.model:
+        reader = {"auto": "auto", "off": None}.get(args.reader, args.reader)
+        designs = [(Path(args.model).name, Path(args.model), reader)]
+    else:                         # every shipped design, side by side
+        designs = []
+        if CARD_FINDER.is_file():
+            designs.append(("card finder + corner reader", CARD_FINDER, "auto"))
+        if DEFAULT_MODEL.with_name("index_reader.onnx").is_file():
+            designs.append(("index yolo + index reader", DEFAULT_MODEL, "auto"))
+        designs.append(("index yolo alone", DEFAULT_MODEL, None))
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
     if not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
-    for name, reader in designs:
+    for name, model, reader in designs:
         try:
-            det = load_detector(model, args.imgsz, args.conf, reader)
+            det = load_detector(model, args.imgsz, args.conf, reader, photo=True)
+            live = load_detector(model, args.imgsz, args.conf, reader)
         except ModelError as exc:
             raise CommandError(str(exc)) from None
         if args.tta:
             from .detector.model import RotationTTA
-            det = RotationTTA(det)
+            det, live = RotationTTA(det), RotationTTA(live)
             name += " +tta"
-        print(f"== design {name} ({model.name}{' + ' + reader.name if reader else ''}, "
-              f"{args.imgsz or 320} px)")
+        print(f"== {name} ({model.name}, {det.imgsz} px for photos, {live.imgsz} px rendered)")
         if real.is_dir():
             r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
             print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
             for file, truth, got in r["misses"]:
                 print(f"  miss {file}: {truth} read as {got}")
         if args.rendered:
-            r = ev.eval_rendered(det, args.rendered, size=320)
-            low = sorted(r["recall"].items(), key=lambda kv: kv[1])[:5]
-            print(f"held-out rendered set: {r['images']} images, {r['boxes']} indices, "
-                  f"mAP50 {r['map50']:.3f}")
-            print("  lowest per-class recall: " + ", ".join(f"{k} {v:.2f}" for k, v in low))
-            print(f"  confusions among matched boxes: 6/9 {r['confusion_6_9']}, "
-                  f"suit {r['confusion_suit']}, other {r['confusion_other']}")
-            if r["top_confusions"]:
+            r = ev.eval_rendered(live, args.rendered, size=320)
+            print(f"held-out rendered set ({r['images']} scenes): top card named "
+                  f"{r['top_correct']}/{r['top_cards']} "
+                  f"({r['top_correct'] / max(r['top_cards'], 1):.1%}); misreads 6/9 "
+                  f"{r['top_6_9']}, suit {r['top_suit']}, other {r['top_other']}, "
+                  f"nothing read {r['top_missed']}")
+            low = sorted(r["top_recall"].items(), key=lambda kv: kv[1])[:5]
+            print("  lowest per-class recall (top card): "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in low))
+            if r["top_misreads"]:
                 print("  most common: " + ", ".join(f"{a}->{b} x{n}"
-                                                    for a, b, n in r["top_confusions"]))
+                                                    for a, b, n in r["top_misreads"]))
+            if model != CARD_FINDER and load_is_index(model):
+                print(f"  index boxes: {r['boxes']}, mAP50 {r['map50']:.3f}; confusions among "
+                      f"matched boxes: 6/9 {r['confusion_6_9']}, suit {r['confusion_suit']}, "
+                      f"other {r['confusion_other']}")
     if args.timing:
-        onnx = model if model.suffix == ".onnx" else DEFAULT_MODEL
-        t = ev.time_backends(onnx, onnx.with_suffix(".pt"), 320)
-        print("inference per frame at 320 px: " + ", ".join(f"{k} {v:.1f} ms"
-                                                            for k, v in t.items()))
+        t = ev.time_backends(DEFAULT_MODEL, DEFAULT_MODEL.with_suffix(".pt"), 320,
+                             finder=CARD_FINDER)
+        print("inference per 320 px frame (median of 100, this machine): "
+              + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()))
     return 0
+
+
+def load_is_index(model: Path) -> bool:
+    from .detector.model import onnx_task
+    return model.suffix == ".pt" or onnx_task(model) != "obb"
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -312,7 +326,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         data = yaml
     try:
         best = train(str(data), args.epochs, args.imgsz, out=args.out, batch=args.batch,
-                     resume=args.resume)
+                     resume=args.resume, model=args.model)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
     print(f"best weights: {best}")
@@ -367,16 +381,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    def model_args(p: argparse.ArgumentParser, imgsz: int | None) -> None:
+    def model_args(p: argparse.ArgumentParser, photo: bool) -> None:
         p.add_argument("--model", default=None, metavar="PATH",
-                       help="an .onnx (ONNX Runtime) or .pt (ultralytics) model "
-                            "(default: models/cards.onnx)")
+                       help="card finder (models/card_finder.onnx, the default), index model "
+                            "(models/cards.onnx) or an ultralytics .pt")
         p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
-        p.add_argument("--imgsz", type=int, default=imgsz,
-                       help=f"inference size in pixels (default {imgsz})")
+        p.add_argument("--imgsz", type=int, default=None,
+                       help="inference size in pixels (default: the card finder's trained "
+                            f"size; {640 if photo else 320} for the index model)")
         p.add_argument("--reader", default="auto", metavar="auto|off|PATH",
-                       help="second stage that reads each index YOLO finds (default: "
-                            "index_reader.onnx beside the model when present)")
+                       help="second stage that reads what YOLO finds (default: "
+                            "corner_reader.onnx or index_reader.onnx beside the model; "
+                            "off: the index model's own classes)")
 
     p = add("referee", cmd_referee, "referee a game from JSON Lines events",
             "Read JSON Lines events (start, flip, slap, collect, state) and write the "
@@ -426,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-gate", action="store_true", help="run the detector on every frame")
     p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
     p.add_argument("--log", default=None, metavar="FILE", help="write a session log")
-    model_args(p, 320)
+    model_args(p, False)
 
     p = add("run", cmd_run, "referee a live game from a camera",
             "The companion at the table: camera, detector, referee, calls; slaps from the pad "
@@ -448,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
     p.add_argument("--log", default=None, metavar="FILE",
                    help="session log (default sessions/session-DATE-TIME.jsonl)")
-    model_args(p, 320)
+    model_args(p, False)
 
     p = add("replay", cmd_replay, "re-run a session log through the referee")
     p.add_argument("log")
@@ -463,6 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=320, help="image side in pixels (default 320)")
     p.add_argument("--val", type=float, default=0.1, help="share kept for validation (0.1)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument("--task", choices=("index", "cards"), default="index",
+                   help="index: a box per corner index, 52 classes (default); cards: an "
+                        "oriented box per whole face-up card, one class (the card finder)")
     p = add("render-game", cmd_render_game, "film a whole self-played game as the camera sees it",
             "Render a game of referee self-play at 30 fps, 1280x720: cards flipped onto the "
             "pile, slaps, pile collections. Writes FILE.mp4 and the ground truth FILE.jsonl "
@@ -481,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tta", action=argparse.BooleanOptionalAction, default=True,
                    help="also look at each photo turned by 90, 180 and 270 degrees: 4x slower, "
                         "28/52 instead of 20/52 real photos right (default on; --no-tta)")
-    model_args(p, 640)
+    model_args(p, True)
 
     p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
     p.add_argument("--real", default=None, metavar="DIR",
@@ -490,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="held-out rendered scenes to score (default 300; 0 to skip)")
     p.add_argument("--timing", action="store_true", help="also time ONNX and torch inference")
     p.add_argument("--tta", action="store_true", help="rotation test-time augmentation")
-    model_args(p, 640)
+    model_args(p, True)
 
     p = add("train", cmd_train, "train the card detector (ultralytics, offline)")
     p.add_argument("--data", required=False, default="data/cards", help="dataset folder or data.yaml")
@@ -499,6 +518,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--out", default="runs/cards", help="run folder (default runs/cards)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/weights/last.pt")
+    p.add_argument("--model", default="yolo11n.yaml",
+                   help="architecture .yaml, or a .pt to fine-tune (default yolo11n.yaml; "
+                        "yolo11n-obb.yaml for the card finder)")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
     p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
             "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "

@@ -3,8 +3,10 @@
 - Real photos (default ../shared/realcards, evaluation only, never trained on):
   top-1 card identity per photo, the way the before-stop hook scores it (the
   card with the largest summed confidence), and the confusion for each miss.
-- A held-out rendered set (a seed never used for training): mAP50, per-class
-  recall, and the 6/9 and suit confusions among matched boxes.
+- A held-out rendered set (a seed never used for training): the top card's
+  identity (what the referee needs, and the one figure both designs share), its
+  per-class recall and the 6/9 and suit confusions; and for the index design,
+  mAP50 of the index boxes.
 - Inference time per frame on this machine: ONNX Runtime and torch, one run.
 """
 
@@ -84,10 +86,20 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
     n_gt = collections.Counter()
     hit = collections.Counter()
     confusion: collections.Counter = collections.Counter()
+    top_n, top_hit = collections.Counter(), collections.Counter()
+    top_confusion: collections.Counter = collections.Counter()
     for i in tqdm(range(images), desc="rendered eval", disable=None if progress else True,
                   leave=False):
         scene = r.render(i)
         det = detector(scene.image, 0.01)
+        # The top card, when it is face up and one of its indices can be read.
+        top = scene.cards[0] if scene.cards else None
+        if top is not None and top.cls is not None and any(top.index_visible):
+            got, _ = top1(det.filter(det.confidence >= 0.25))
+            got_cls = CLASS_NAMES.index(got) if got else -1
+            top_n[top.cls] += 1
+            top_hit[top.cls] += got_cls == top.cls
+            top_confusion[(top.cls, got_cls)] += 1
         gt = np.array([l[1:] for l in scene.labels], np.float32).reshape(-1, 4)
         gcls = np.array([l[0] for l in scene.labels], int)
         for c in gcls:
@@ -129,34 +141,53 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
         mpre = np.concatenate([[1], prec, [0]])
         mpre = np.maximum.accumulate(mpre[::-1])[::-1]
         aps[c] = float(np.sum((mrec[1:] - mrec[:-1]) * mpre[1:]))
-    recall = {CLASS_NAMES[c]: hit[c] / n for c, n in n_gt.items()}
-    sixnine = sum(v for (a, b), v in confusion.items()
-                  if {CLASS_NAMES[a][:-1], CLASS_NAMES[b][:-1]} == {"6", "9"})
-    suit = sum(v for (a, b), v in confusion.items()
-               if CLASS_NAMES[a][:-1] == CLASS_NAMES[b][:-1] and a != b)
-    other = sum(v for (a, b), v in confusion.items() if a != b) - sixnine - suit
+    def kinds(conf: collections.Counter) -> tuple[int, int, int, int]:
+        named = {k: v for k, v in conf.items() if k[1] >= 0}
+        sixnine = sum(v for (a, b), v in named.items()
+                      if {CLASS_NAMES[a][:-1], CLASS_NAMES[b][:-1]} == {"6", "9"})
+        suit = sum(v for (a, b), v in named.items()
+                   if CLASS_NAMES[a][:-1] == CLASS_NAMES[b][:-1] and a != b)
+        other = sum(v for (a, b), v in named.items() if a != b) - sixnine - suit
+        missed = sum(v for (a, b), v in conf.items() if b < 0)
+        return sixnine, suit, other, missed
+
+    sixnine, suit, other, _ = kinds(confusion)
+    t69, tsuit, tother, tmissed = kinds(top_confusion)
+    name = lambda c: CLASS_NAMES[c] if c >= 0 else "nothing"
     return {"images": images, "boxes": sum(n_gt.values()),
             "map50": float(np.mean(list(aps.values()))) if aps else 0.0,
-            "recall": recall, "confusion_6_9": sixnine, "confusion_suit": suit,
-            "confusion_other": other,
+            "recall": {CLASS_NAMES[c]: hit[c] / n for c, n in n_gt.items()},
+            "confusion_6_9": sixnine, "confusion_suit": suit, "confusion_other": other,
             "top_confusions": [(CLASS_NAMES[a], CLASS_NAMES[b], v) for (a, b), v in
-                               confusion.most_common() if a != b][:10]}
+                               confusion.most_common() if a != b][:10],
+            "top_cards": sum(top_n.values()), "top_correct": sum(top_hit.values()),
+            "top_recall": {CLASS_NAMES[c]: top_hit[c] / n for c, n in top_n.items()},
+            "top_6_9": t69, "top_suit": tsuit, "top_other": tother, "top_missed": tmissed,
+            "top_misreads": [(name(a), name(b), v) for (a, b), v in
+                             top_confusion.most_common() if a != b][:10]}
 
 
-def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 100) -> dict:
-    """Per-frame inference time of both backends on the same rendered frame."""
+def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 100,
+                  finder: Path | None = None) -> dict:
+    """Median time per 320 px frame of each design and backend, measured in one run."""
     from ..render.scene import SceneRenderer
-    from .model import OnnxDetector, TorchDetector
+    from .model import OnnxDetector, TorchDetector, load_detector
     frame = SceneRenderer(imgsz, 4242).render(0).image
     out = {}
-    backends = [("onnx", lambda: OnnxDetector(onnx_path, imgsz))]
+    backends = []
+    if finder and finder.is_file():
+        backends.append(("card finder+corner reader (onnx)", lambda: load_detector(finder)))
+    backends.append(("index yolo (onnx)", lambda: OnnxDetector(onnx_path, imgsz)))
     reader = onnx_path.with_name("index_reader.onnx")
     if reader.is_file():
         from .index_reader import IndexReader, TwoStageDetector
-        backends.append(("onnx+reader", lambda: TwoStageDetector(OnnxDetector(onnx_path, imgsz),
-                                                                 IndexReader(reader))))
+        backends.append(("index yolo+reader (onnx)", lambda: TwoStageDetector(
+            OnnxDetector(onnx_path, imgsz), IndexReader(reader))))
     if pt_path and pt_path.is_file():
-        backends.append(("torch", lambda: TorchDetector(pt_path, imgsz)))
+        backends.append(("index yolo (torch)", lambda: TorchDetector(pt_path, imgsz)))
+    ft = finder.with_suffix(".pt") if finder else None
+    if ft and ft.is_file():
+        backends.append(("card finder alone (torch)", lambda: _TorchFinder(ft)))
     for name, make in backends:
         det = make()
         for _ in range(10):
@@ -168,3 +199,16 @@ def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int =
             times.append((time.perf_counter() - t0) * 1000)
         out[name] = sorted(times)[len(times) // 2]       # median: robust to a busy moment
     return out
+
+
+class _TorchFinder:
+    """The card finder's checkpoint through ultralytics, for the torch timing only."""
+
+    def __init__(self, path: Path) -> None:
+        from .train import offline
+        offline()
+        from ultralytics import YOLO
+        self.model = YOLO(str(path))
+
+    def __call__(self, image):
+        return self.model.predict(image, imgsz=256, device="cpu", verbose=False)

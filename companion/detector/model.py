@@ -19,7 +19,9 @@ import numpy as np
 
 from ..engine.cards import CLASS_NAMES
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "models" / "cards.onnx"
+MODELS = Path(__file__).resolve().parent.parent.parent / "models"
+DEFAULT_MODEL = MODELS / "cards.onnx"            # the index design's YOLO (52 classes)
+CARD_FINDER = MODELS / "card_finder.onnx"        # the card-reader design's YOLO-OBB (1 class)
 
 
 class ModelError(RuntimeError):
@@ -180,15 +182,44 @@ class TorchDetector:
                           b.cls.numpy().astype(int)).sorted()
 
 
+def onnx_task(path: Path) -> str:
+    """The ultralytics task an exported model was trained for ("detect", "obb"), from its
+    metadata; "detect" when the file does not say."""
+    try:
+        import onnx
+        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    except Exception as exc:  # a corrupt file: protobuf raises its own types
+        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
+            from None
+    return meta.get("task", "detect")
+
+
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
-                  conf: float = 0.25, reader: str | Path | None = "auto") -> Detector:
-    """ONNX for `.onnx` files, ultralytics for `.pt`. With an ONNX model, the index
-    reader (index_reader.onnx beside it, or the path given) reads each proposed box;
-    reader=None uses YOLO's own classes."""
-    path = Path(path) if path else DEFAULT_MODEL
+                  conf: float = 0.25, reader: str | Path | None = "auto",
+                  photo: bool = False) -> Detector:
+    """The detector a model file calls for.
+
+    - a card finder (`.onnx` exported from a YOLO-OBB model): the card-reader design,
+      with `corner_reader.onnx` beside it (or the reader path given);
+    - an index model (`.onnx`): YOLO proposes index boxes and `index_reader.onnx`
+      beside it (or the path given) reads them; reader=None keeps YOLO's own classes;
+    - a `.pt` checkpoint: ultralytics, YOLO's own classes.
+    Without a path: the card finder when it is shipped, else the index model. Without
+    imgsz, each model runs at its own size: the card finder at the size it was trained
+    for, the index model at 640 px for photos (`photo`) and 320 px for video frames."""
+    if path is None:
+        path = CARD_FINDER if CARD_FINDER.is_file() else DEFAULT_MODEL
+    path = Path(path)
     if path.suffix == ".pt":
-        return TorchDetector(path, imgsz, conf)
-    yolo = OnnxDetector(path, imgsz, conf)
+        return TorchDetector(path, imgsz or (640 if photo else 320), conf)
+    if not path.is_file():
+        raise ModelError(f"{path}: no such model file")
+    if onnx_task(path) == "obb":
+        from .card_reader import CardFinder, CardReaderDetector, CornerReader
+        if reader in ("auto", None):
+            reader = path.with_name("corner_reader.onnx")
+        return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf)
+    yolo = OnnxDetector(path, imgsz or (640 if photo else None), conf)
     if reader == "auto":
         reader = path.with_name("index_reader.onnx")
         if not reader.is_file():

@@ -29,6 +29,7 @@ class Placed:
     face: Face
     H: np.ndarray            # 3x3: face pixels -> image pixels
     mask: np.ndarray         # float32 coverage of the frame, 0..1
+    back: bool = False       # a face-down card: never labelled
 
 
 @dataclass
@@ -36,6 +37,18 @@ class Scene:
     image: np.ndarray                                   # BGR uint8
     labels: list[tuple[int, float, float, float, float]]  # class, x1, y1, x2, y2 (pixels)
     pile: list[int] = field(default_factory=list)       # classes, bottom -> top
+    cards: list["CardLabel"] = field(default_factory=list)  # face-up cards, top first
+
+
+@dataclass
+class CardLabel:
+    """A face-up card's outline: corners in the face's own order (printed top-left,
+    top-right, bottom-right, bottom-left), so a reader knows which corner is which."""
+    cls: int | None          # None for a joker
+    quad: np.ndarray         # 4 x 2 float32, image pixels
+    visible: float           # share of the card neither covered nor out of frame
+    index_visible: list[bool]  # per index box of the face: readable (>= VISIBLE_TO_LABEL)
+    back: bool = False       # face down
 
 
 def camera_homography(w: int, h: int, rng: np.random.Generator, tilt: float) -> np.ndarray:
@@ -123,6 +136,34 @@ def index_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
     return labels
 
 
+def card_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
+                ) -> list[CardLabel]:
+    """Every card's outline and how much of it (and of each index) shows."""
+    above = np.zeros((h, w), np.float32) if cover is None else cover.copy()
+    out = []
+    for p in reversed(placed):
+        fh, fw = p.face.image.shape[:2]
+        quad = cv2.perspectiveTransform(
+            np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), p.H)[0]
+        area = max(cv2.contourArea(quad), 1.0)
+        visible = float((p.mask * (1 - above)).sum()) / area
+        flags = []
+        for x1, y1, x2, y2 in ([] if p.back else p.face.index_boxes):
+            iq = cv2.perspectiveTransform(
+                np.float32([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]]]), p.H)[0]
+            ia = cv2.contourArea(iq)
+            qmask = np.zeros((h, w), np.uint8)
+            cv2.fillConvexPoly(qmask, np.round(iq).astype(np.int32), 1)
+            inside = float(qmask.sum())
+            ok = ia >= 4 and inside >= 0.85 * ia and \
+                float((qmask * (1 - above)).sum()) / max(inside, 1.0) >= VISIBLE_TO_LABEL
+            flags.append(ok)
+        out.append(CardLabel(None if p.back else p.face.cls, quad.astype(np.float32),
+                             min(visible, 1.0), [] if p.back else flags, p.back))
+        above = np.maximum(above, p.mask)
+    return out
+
+
 class SceneRenderer:
     """Deterministic scenes: scene i of seed s is always the same image and labels."""
 
@@ -163,7 +204,7 @@ class SceneRenderer:
                 back = deck.back()
                 c = (rng.uniform(0, S), rng.uniform(0, S))
                 H = H_cam @ card_transform(back, c, card_h, rng.uniform(0, 360))
-                placed.append(Placed(back, H, warp_onto(img, back, H, shadow=0.3)))
+                placed.append(Placed(back, H, warp_onto(img, back, H, shadow=0.3), back=True))
         for i, face in enumerate(stack):
             last = i == len(stack) - 1
             off = (0.0, 0.0) if last and rng.random() < 0.5 else tuple(rng.normal(0, spread, 2))
@@ -179,8 +220,9 @@ class SceneRenderer:
             img = (img * (1 - hmask[..., None]) + hand * hmask[..., None]).astype(np.uint8)
             cover = hmask
         labels = index_labels(placed, cover, S, S)
+        cards = card_labels(placed, cover, S, S)
         img = camera(img, rng)
-        return Scene(img, labels, classes)
+        return Scene(img, labels, classes, cards)
 
 
 def draw_labels(img: np.ndarray, labels, names) -> np.ndarray:

@@ -1,0 +1,227 @@
+"""The card-reader design: find each whole face-up card, straighten it, read its corner.
+
+In a pile the card that matters is on top and nearly whole. A small YOLO-OBB
+model (one class, "card") finds its outline as an oriented box; the box's four
+corners straighten the card, so its corner index always comes out upright, at
+a known place and size, whatever the card's angle or distance. A small CNN
+then reads that corner crop (52 cards + "no index here"). The rectangle cannot
+tell a card from the same card turned half round, but a printed card carries
+its index at both ends, so both ends are read; the two sideways readings are
+read too and must say "no index" (that is how a squarish box is resolved).
+
+The output is the same `Detections` the single-stage design gives: one box per
+corner index read (in image pixels), so `detect --json`, the tracker and the
+annotators need not know which design ran.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ..engine.cards import CLASS_NAMES
+from .model import Detections, ModelError, letterbox
+
+NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
+CORNER_W, CORNER_H = 0.34, 0.36      # share of the card's width / height read at a corner
+CROP_W, CROP_H = 40, 64              # reader input (pixels)
+
+
+def orientations(corners: np.ndarray) -> list[np.ndarray]:
+    """The four ways to read a rectangle as a card (top-left, top-right, bottom-right,
+    bottom-left), clockwise on screen: two upright-or-half-turned portrait readings
+    first (the short edge on top), then the two sideways ones."""
+    pts = np.asarray(corners, np.float32).reshape(4, 2)
+    # Clockwise on screen (y down) means a positive cross product of the first two edges.
+    e1, e2 = pts[1] - pts[0], pts[2] - pts[1]
+    if e1[0] * e2[1] - e1[1] * e2[0] < 0:
+        pts = pts[::-1].copy()
+    if np.linalg.norm(pts[1] - pts[0]) > np.linalg.norm(pts[2] - pts[1]):
+        pts = np.roll(pts, -1, axis=0)            # start on a short edge
+    return [np.roll(pts, -k, axis=0) for k in (0, 2, 1, 3)]
+
+
+def corner_quad(card: np.ndarray) -> np.ndarray:
+    """Image points of the corner region read from a card given as TL, TR, BR, BL."""
+    tl, tr, br, bl = card.astype(np.float64)
+    src = np.float32([[0, 0], [1, 0], [1, 1], [0, 1]])
+    H = cv2.getPerspectiveTransform(src, np.float32([tl, tr, br, bl]))
+    pts = np.float32([[[0, 0], [CORNER_W, 0], [CORNER_W, CORNER_H], [0, CORNER_H]]])
+    return cv2.perspectiveTransform(pts, H)[0]
+
+
+def corner_crop(image: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The upright CROP_H x CROP_W crop of a card's top-left corner, and that region's
+    outline in the image. Large regions are first shrunk with area averaging (a straight
+    warp of a phone photo would alias the thin strokes of the index)."""
+    quad = corner_quad(card)
+    dst = np.float32([[0, 0], [CROP_W, 0], [CROP_W, CROP_H], [0, CROP_H]])
+    side = float(np.linalg.norm(quad[3] - quad[0]))
+    shrink = side / (CROP_H * 1.25)
+    src, img = quad, image
+    if shrink > 1.5:
+        H, W = image.shape[:2]
+        x0, y0 = np.floor(quad.min(0)).astype(int) - 2
+        x1, y1 = np.ceil(quad.max(0)).astype(int) + 2
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
+        if x1 - x0 >= 2 and y1 - y0 >= 2:
+            region = image[y0:y1, x0:x1]
+            nw, nh = max(1, int(round((x1 - x0) / shrink))), max(1, int(round((y1 - y0) / shrink)))
+            img = cv2.resize(region, (nw, nh), interpolation=cv2.INTER_AREA)
+            src = (quad - np.float32([x0, y0])) * np.float32([nw / (x1 - x0), nh / (y1 - y0)])
+    M = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
+    crop = cv2.warpPerspective(img, M, (CROP_W, CROP_H), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+    return crop, quad
+
+
+def to_blob(crops: list[np.ndarray]) -> np.ndarray:
+    arr = np.stack(crops).astype(np.float32) / 255.0                  # N, H, W, 3 (BGR)
+    return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))  # N, 3, H, W (RGB)
+
+
+def build_model():
+    """~28 M multiply-adds a crop: four corners of a card in ~1 ms on one core."""
+    import torch.nn as nn
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16),
+                         nn.ReLU(inplace=True), nn.MaxPool2d(2),
+                         block(16, 32), nn.MaxPool2d(2), block(32, 64), nn.MaxPool2d(2),
+                         block(64, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+                         nn.Linear(128, NONE_CLASS + 1))
+
+
+def _session(path: Path, threads: int):
+    if not path.is_file():
+        raise ModelError(f"{path}: no such model file")
+    try:
+        import onnxruntime as ort
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Two sessions share two cores: an idle one must not spin.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
+            from None
+
+
+class CornerReader:
+    """The corner classifier through ONNX Runtime: crops -> (N, 53) probabilities."""
+
+    def __init__(self, path: str | Path, threads: int = 1) -> None:
+        self.session = _session(Path(path), threads)
+        self.input = self.session.get_inputs()[0].name
+        shape = self.session.get_outputs()[0].shape
+        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != NONE_CLASS + 1):
+            raise ModelError(f"{path}: output {shape} is not a 53-class corner reader")
+
+    def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, NONE_CLASS + 1), np.float32)
+        logits = self.session.run(None, {self.input: to_blob(crops)})[0]
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+
+def _rotated_iou(a: np.ndarray, b: np.ndarray) -> float:
+    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    union = cv2.contourArea(a) + cv2.contourArea(b) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+class CardFinder:
+    """The one-class YOLO-OBB model through ONNX Runtime: image -> card outlines."""
+
+    def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.3,
+                 iou: float = 0.5, threads: int | None = None) -> None:
+        path = Path(path)
+        self.session = _session(path, threads or min(os.cpu_count() or 1, 4))
+        inp = self.session.get_inputs()[0]
+        self.input_name = inp.name
+        fixed = inp.shape[2] if isinstance(inp.shape[2], int) else None
+        trained = self.session.get_modelmeta().custom_metadata_map.get("imgsz", "")
+        trained = int(trained.strip("[]").split(",")[0]) if trained.strip("[]") else None
+        self.imgsz = imgsz or fixed or trained or 256
+        out = self.session.get_outputs()[0].shape
+        if len(out) != 3 or (isinstance(out[1], int) and out[1] != 6):
+            raise ModelError(f"{path}: output {out} is not a one-class YOLO-OBB head")
+        self.conf, self.iou = conf, iou
+
+    def __call__(self, image: np.ndarray, conf: float | None = None,
+                 max_cards: int = 6) -> tuple[np.ndarray, np.ndarray]:
+        """(N, 4, 2) corner points in image pixels and (N,) confidences, best first."""
+        conf = self.conf if conf is None else conf
+        img, r, left, top = letterbox(image, self.imgsz)
+        blob = cv2.dnn.blobFromImage(img, 1 / 255.0, swapRB=True)
+        pred = self.session.run(None, {self.input_name: blob})[0][0]   # (6, anchors)
+        score = pred[4]
+        m = np.nonzero(score >= conf)[0]
+        if not len(m):
+            return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+        m = m[np.argsort(-score[m])][:200]
+        quads, scores = [], []
+        for i in m:
+            cx, cy, w, h, _, ang = pred[:, i]
+            q = cv2.boxPoints(((float(cx), float(cy)), (float(w), float(h)), float(np.degrees(ang))))
+            q = (q - np.float32([left, top])) / r
+            if all(_rotated_iou(q, k) < self.iou for k in quads):
+                quads.append(q)
+                scores.append(float(score[i]))
+                if len(quads) >= max_cards:
+                    break
+        return np.stack(quads).astype(np.float32), np.float32(scores)
+
+
+class CardReaderDetector:
+    """Card finder + corner reader, giving one detection per corner index read."""
+
+    def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25) -> None:
+        self.finder, self.reader = finder, reader
+        self.imgsz = finder.imgsz
+        self.conf = conf
+
+    def read_card(self, image: np.ndarray, quad: np.ndarray):
+        """Per reading (4 orientations): probabilities and the corner region read."""
+        crops, regions = [], []
+        for card in orientations(quad):
+            c, region = corner_crop(image, card)
+            crops.append(c)
+            regions.append(region)
+        return self.reader(crops), regions
+
+    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+        conf = self.conf if conf is None else conf
+        quads, _ = self.finder(image)
+        boxes, scores, classes = [], [], []
+        H, W = image.shape[:2]
+        for quad in quads:
+            probs, regions = self.read_card(image, quad)
+            # A card has one identity: pool the readings of its two ends (upright and half
+            # turned), and take the portrait or the sideways pair, whichever reads a card
+            # (a box near square can be taken the wrong way round), then report each end
+            # that agrees.
+            pairs = [(0, 1), (2, 3)]
+            pooled = [probs[list(pr), :NONE_CLASS].sum(0) for pr in pairs]
+            k = int(np.argmax([p.max() for p in pooled]))
+            cls = int(pooled[k].argmax())
+            for j in pairs[k]:
+                p = probs[j]
+                if p[cls] >= conf and p[cls] >= p[NONE_CLASS]:
+                    x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
+                    x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
+                    boxes.append([x1, y1, x2, y2])
+                    scores.append(float(p[cls]))
+                    classes.append(cls)
+        if not boxes:
+            return Detections.empty()
+        return Detections(np.float32(boxes), np.float32(scores), np.array(classes, int)).sorted()

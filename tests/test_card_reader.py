@@ -1,0 +1,114 @@
+"""The card-reader design's geometry and labels: readings of a box, upright corner crops,
+oriented-box labels for the card finder."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.detector.card_reader import (CORNER_H, CORNER_W, CROP_H, CROP_W, corner_crop,
+                                            orientations)
+from companion.engine.cards import CLASS_NAMES
+from companion.render.dataset import WHOLE, card_lines
+from companion.render.faces import Deck, DeckStyle
+from companion.render.scene import SceneRenderer, card_transform, warp_onto
+
+
+def rect(cx, cy, w, h, angle):
+    return cv2.boxPoints(((cx, cy), (w, h), angle))
+
+
+@pytest.mark.parametrize("angle", [0, 17, 90, 133, 180, 251, 300])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_readings_are_clockwise_portrait_first(angle, reverse):
+    pts = rect(200, 150, 63, 88, angle)
+    if reverse:
+        pts = pts[::-1]
+    reads = orientations(pts)
+    assert len(reads) == 4
+    for k, card in enumerate(reads):
+        top = np.linalg.norm(card[1] - card[0])
+        side = np.linalg.norm(card[2] - card[1])
+        assert (top < side) == (k < 2)            # portrait readings first
+        e1, e2 = card[1] - card[0], card[2] - card[1]
+        assert e1[0] * e2[1] - e1[1] * e2[0] > 0  # clockwise on screen
+        assert {tuple(p) for p in np.round(card, 3)} == {tuple(p) for p in np.round(pts, 3)}
+    # The two portrait readings are the same card half turned.
+    assert np.allclose(reads[1], np.roll(reads[0], 2, axis=0))
+
+
+def _diff(a, b) -> float:
+    """Mean difference after a light blur: a pixel of placement error is not a wrong crop."""
+    blur = lambda x: cv2.GaussianBlur(x.astype(np.float32), (0, 0), 1.5)
+    return float(np.abs(blur(a) - blur(b)).mean())
+
+
+def _placed_card(name: str, angle: float, style: int = 5):
+    deck = Deck(DeckStyle.random(style))
+    face = deck.face(CLASS_NAMES.index(name))
+    canvas = np.full((600, 600, 3), (40, 70, 30), np.uint8)
+    H = card_transform(face, (300, 300), 420, angle)
+    warp_onto(canvas, face, H)
+    fh, fw = face.image.shape[:2]
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    return face, canvas, quad
+
+
+@pytest.mark.parametrize("angle", [0, 35, 90, 180, 260])
+def test_corner_crop_is_the_upright_index_whatever_the_angle(angle):
+    """Whichever way the card lies, one portrait reading crops exactly the face's printed
+    top-left corner, upright; the other crops its bottom-right corner turned upright."""
+    face, canvas, quad = _placed_card("7s", angle)
+    fh, fw = face.image.shape[:2]
+    a = face.alpha[..., None].astype(float) / 255          # the table shows past the round corners
+    flat = (face.image * a + np.float64([40, 70, 30]) * (1 - a)).astype(np.uint8)
+    want = cv2.resize(flat[:int(CORNER_H * fh), :int(CORNER_W * fw)], (CROP_W, CROP_H),
+                      interpolation=cv2.INTER_AREA)
+    reads = orientations(quad)
+    scores = []
+    for card in reads:
+        crop, region = corner_crop(canvas, card)
+        assert crop.shape == (CROP_H, CROP_W, 3)
+        assert region.shape == (4, 2)
+        scores.append(_diff(crop, want))
+    # The upright top-left matches the face (a few levels of resampling difference); the
+    # sideways readings do not.
+    assert min(scores[:2]) < 12
+    assert min(scores[2:]) > 2 * min(scores[:2])
+    bottom_right = cv2.rotate(flat[fh - int(CORNER_H * fh):, fw - int(CORNER_W * fw):],
+                              cv2.ROTATE_180)
+    want_br = cv2.resize(bottom_right, (CROP_W, CROP_H), interpolation=cv2.INTER_AREA)
+    other = int(np.argmax(scores[:2]))
+    crop, _ = corner_crop(canvas, reads[other])
+    assert _diff(crop, want_br) < 12
+
+
+def test_a_large_photo_is_shrunk_before_the_crop():
+    """A phone photo's card is several times the crop: the crop must average, not alias."""
+    face, canvas, quad = _placed_card("10h", 0)
+    big = cv2.resize(canvas, None, fx=4, fy=4, interpolation=cv2.INTER_CUBIC)
+    small_crop, _ = corner_crop(canvas, orientations(quad)[0])
+    big_crop, _ = corner_crop(big, orientations(quad * 4)[0])
+    assert float(np.abs(small_crop.astype(float) - big_crop).mean()) < 10
+
+
+def test_card_finder_labels_only_whole_face_up_cards():
+    r = SceneRenderer(256, seed=3)
+    seen = 0
+    for i in range(40):
+        scene = r.render(i)
+        lines = card_lines(scene, 256)
+        whole = [c for c in scene.cards if not c.back and c.visible >= WHOLE]
+        assert len(lines) == len(whole)
+        for line, c in zip(lines, whole):
+            vals = [float(v) for v in line.split()]
+            assert vals[0] == 0 and len(vals) == 9
+            assert all(0 <= v <= 1 for v in vals[1:])
+            assert np.allclose(np.float32(vals[1:]).reshape(4, 2) * 256,
+                               np.clip(c.quad, 0, 256), atol=0.01)
+        # A pile's top card is the first listed, and only it (or loose cards) can be whole.
+        if len(scene.pile) >= 2 and scene.cards and scene.cards[0].visible >= WHOLE:
+            seen += 1
+            assert scene.cards[0].cls == scene.pile[-1] or scene.cards[0].cls is None
+    assert seen > 0
