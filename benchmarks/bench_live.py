@@ -1,6 +1,6 @@
 """Live referee figures on rendered games (ground truth from the renderer).
 
-    python benchmarks/bench_live.py [--games 10] [--seconds 40] [--model models/cards.onnx]
+    python benchmarks/bench_live.py [--games 10] [--seconds 40] [--model PATH]
 
 For each game (a different seed: table, deck style, light, camera, players) it
 films the game to mp4, runs the `watch` pipeline on the file with the shipped
@@ -21,7 +21,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from companion.detector.model import DEFAULT_MODEL, load_detector
+from companion.detector.model import load_detector
 from companion.engine import PRESETS, Game
 from companion.live.capture import FileSource
 from companion.live.pipeline import LivePipeline
@@ -78,9 +78,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10)
     ap.add_argument("--seconds", type=float, default=40.0)
-    ap.add_argument("--model", default=str(DEFAULT_MODEL))
+    ap.add_argument("--model", default=None,
+                    help="detector model (default: the shipped design, as `watch` uses it)")
     args = ap.parse_args()
-    det = load_detector(args.model, imgsz=320)
+    det = load_detector(args.model)
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
     lat_ms, frames, secs, frames_ng, secs_ng = [], 0, 0.0, 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:

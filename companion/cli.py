@@ -227,7 +227,11 @@ def _detector(args: argparse.Namespace, photo: bool = False):
         det = load_detector(args.model, args.imgsz, args.conf, reader, photo=photo)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
-    if getattr(args, "tta", False):
+    tta = getattr(args, "tta", False)
+    if tta is None:               # auto: only the index design gains from turned copies
+        from .detector.card_reader import CardReaderDetector
+        tta = not isinstance(det, CardReaderDetector)
+    if tta:
         from .detector.model import RotationTTA
         det = RotationTTA(det)
     return det
@@ -326,7 +330,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         data = yaml
     try:
         best = train(str(data), args.epochs, args.imgsz, out=args.out, batch=args.batch,
-                     resume=args.resume, model=args.model)
+                     resume=args.resume, model=args.model, lr0=args.lr0)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
     print(f"best weights: {best}")
@@ -497,9 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--json", action="store_true", help="JSON Lines output")
-    p.add_argument("--tta", action=argparse.BooleanOptionalAction, default=True,
-                   help="also look at each photo turned by 90, 180 and 270 degrees: 4x slower, "
-                        "28/52 instead of 20/52 real photos right (default on; --no-tta)")
+    p.add_argument("--tta", action=argparse.BooleanOptionalAction, default=None,
+                   help="also look at each photo turned by 90, 180 and 270 degrees, 4x slower "
+                        "(default: on for the index model, which gains from it; off for the "
+                        "card finder, which straightens every card itself)")
     model_args(p, True)
 
     p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
@@ -521,6 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="yolo11n.yaml",
                    help="architecture .yaml, or a .pt to fine-tune (default yolo11n.yaml; "
                         "yolo11n-obb.yaml for the card finder)")
+    p.add_argument("--lr0", type=float, default=None,
+                   help="initial learning rate (default 0.002; lower to fine-tune a .pt)")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
     p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
             "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "

@@ -112,3 +112,25 @@ def test_card_finder_labels_only_whole_face_up_cards():
             seen += 1
             assert scene.cards[0].cls == scene.pile[-1] or scene.cards[0].cls is None
     assert seen > 0
+
+
+@pytest.mark.parametrize("angle,turn,grow,shift", [(0, 7, 1.06, (8, -5)), (33, -6, 0.95, (-6, 4)),
+                                                   (95, 4, 1.08, (0, 9)), (200, -8, 1.0, (5, 5))])
+def test_a_box_a_few_degrees_off_snaps_onto_the_card(angle, turn, grow, shift):
+    from companion.detector.card_reader import refine_quad
+    _, canvas, quad = _placed_card("Kd", angle)
+    c = quad.mean(0)
+    a = np.deg2rad(turn)
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    off = ((quad - c) * grow) @ R.T + c + np.float32(shift)
+    before = np.linalg.norm(off - quad, axis=1).max()
+    snapped = refine_quad(canvas, off)
+    after = np.linalg.norm(snapped - quad, axis=1).max()
+    assert before > 12 and after < 4, (before, after)
+
+
+def test_snapping_keeps_the_box_where_there_is_no_edge():
+    from companion.detector.card_reader import refine_quad
+    flat = np.full((400, 400, 3), 128, np.uint8)
+    box = rect(200, 200, 120, 170, 20)
+    assert np.allclose(refine_quad(flat, box), box)

@@ -109,3 +109,17 @@ def test_steady_moderate_confidence_is_enough():
     tr = FlipTracker(frame_diag=1000)
     ev = run(tr, [dets(("8d", 0.45, (300, 300)))] * 5)
     assert flips(ev) == [("8d", 3)]
+
+
+def test_a_card_whose_best_corner_changes_each_frame_is_still_at_rest():
+    """Both ends of a resting card are read; which one reads best flickers. That is not
+    movement: the card is confirmed as soon as it has been seen twice."""
+    tr = FlipTracker(frame_diag=1000)
+    a, b = (300, 300), (420, 470)        # its two corners, far apart
+    ev = run(tr, [dets(("4s", 0.8, a), ("4s", 0.7, b)),
+                  dets(("4s", 0.6, a), ("4s", 0.9, b))])
+    assert flips(ev) == [("4s", 1)]
+    # One corner in one frame, the other in the next: that is a jump, not rest.
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(("5h", 0.9, a)), dets(("5h", 0.9, b))])
+    assert flips(ev) == []

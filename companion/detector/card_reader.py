@@ -28,6 +28,8 @@ from .model import Detections, ModelError, letterbox
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 CORNER_W, CORNER_H = 0.34, 0.36      # share of the card's width / height read at a corner
 CROP_W, CROP_H = 40, 64              # reader input (pixels)
+MIN_EDGE = 8.0                       # mean step (grey levels per Sobel unit) that counts as an edge
+SQUARISH = 1.2                       # long / short side below which a box is also read sideways
 
 
 def orientations(corners: np.ndarray) -> list[np.ndarray]:
@@ -185,15 +187,26 @@ class CardFinder:
 class CardReaderDetector:
     """Card finder + corner reader, giving one detection per corner index read."""
 
-    def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25) -> None:
+    def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25,
+                 looks: tuple[str, ...] = ("found", "snapped")) -> None:
+        """looks: which outlines of each card are read and pooled: the finder's own box
+        ("found") and/or that box snapped onto the card's edges ("snapped")."""
         self.finder, self.reader = finder, reader
         self.imgsz = finder.imgsz
         self.conf = conf
+        self.looks = looks
 
     def read_card(self, image: np.ndarray, quad: np.ndarray):
-        """Per reading (4 orientations): probabilities and the corner region read."""
+        """Probabilities and corner regions of each reading. A box clearly longer than wide
+        is read only upright and half turned; a near-square one (a card seen at a steep
+        angle) is read sideways too."""
+        reads = orientations(quad)
+        top = np.linalg.norm(reads[0][1] - reads[0][0])
+        side = np.linalg.norm(reads[0][2] - reads[0][1])
+        if side > SQUARISH * top:
+            reads = reads[:2]
         crops, regions = [], []
-        for card in orientations(quad):
+        for card in reads:
             c, region = corner_crop(image, card)
             crops.append(c)
             regions.append(region)
@@ -205,12 +218,17 @@ class CardReaderDetector:
         boxes, scores, classes = [], [], []
         H, W = image.shape[:2]
         for quad in quads:
-            probs, regions = self.read_card(image, quad)
+            outlines = [quad if look == "found" else refine_quad(image, quad)
+                        for look in self.looks]
+            reads = [self.read_card(image, q) for q in outlines]
+            n = min(len(p) for p, _ in reads)
+            probs = sum(p[:n] for p, _ in reads) / len(reads)
+            regions = reads[-1][1]
             # A card has one identity: pool the readings of its two ends (upright and half
             # turned), and take the portrait or the sideways pair, whichever reads a card
             # (a box near square can be taken the wrong way round), then report each end
             # that agrees.
-            pairs = [(0, 1), (2, 3)]
+            pairs = [(0, 1), (2, 3)] if len(probs) == 4 else [(0, 1)]
             pooled = [probs[list(pr), :NONE_CLASS].sum(0) for pr in pairs]
             k = int(np.argmax([p.max() for p in pooled]))
             cls = int(pooled[k].argmax())
@@ -225,3 +243,84 @@ class CardReaderDetector:
         if not boxes:
             return Detections.empty()
         return Detections(np.float32(boxes), np.float32(scores), np.array(classes, int)).sorted()
+
+
+def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: float = 10.0,
+                side_px: int = 240) -> np.ndarray:
+    """Snap each side of a found card box onto the card's own edge.
+
+    The finder's rectangle can be a few degrees or a few per cent off, and a rectangle
+    cannot follow perspective. Each side is moved (within `search` of the card's size)
+    and turned (within `turn` degrees) to where the picture steps from bright inside to
+    darker outside most strongly along it: a card's edge against the table or the card
+    below (whose shadow it casts). The four lines are intersected into a quadrilateral.
+    A side with no clear edge keeps its place."""
+    pts = np.asarray(quad, np.float64).reshape(4, 2)
+    L = max(np.linalg.norm(pts[1] - pts[0]), np.linalg.norm(pts[2] - pts[1]))
+    if L < 16:
+        return quad
+    # Work on a patch around the card, scaled so the card's long side is ~side_px.
+    f = min(1.0, side_px / L)
+    pad = (search + 0.05) * L
+    x0, y0 = np.floor(pts.min(0) - pad).astype(int)
+    x1, y1 = np.ceil(pts.max(0) + pad).astype(int)
+    H, W = image.shape[:2]
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return quad
+    patch = image[y0:y1, x0:x1]
+    if patch.ndim == 3:
+        patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    if f < 1.0:
+        patch = cv2.resize(patch, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), 1.0)
+    gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
+    ph, pw = patch.shape
+    p = (pts - (x0, y0)) * f
+    centre = p.mean(0)
+    Ls = L * f
+    offsets = np.arange(-search * Ls, search * Ls + 0.5, 1.0)
+    angles = np.deg2rad(np.arange(-turn, turn + 0.5, 1.0))
+    t = np.linspace(0.12, 0.88, 48)
+    lines = []
+    for i in range(4):
+        a, b = p[i], p[(i + 1) % 4]
+        u = (b - a) / max(np.linalg.norm(b - a), 1e-6)
+        n = np.array([u[1], -u[0]])
+        if np.dot(n, (a + b) / 2 - centre) < 0:
+            n = -n                                       # outward
+        m, length = (a + b) / 2, np.linalg.norm(b - a)
+        c, s = np.cos(angles), np.sin(angles)
+        ua = np.stack([c * u[0] - s * u[1], s * u[0] + c * u[1]], 1)      # (A, 2)
+        na = np.stack([c * n[0] - s * n[1], s * n[0] + c * n[1]], 1)
+        # Sample points (A, D, T, 2).
+        pts_s = (m[None, None, None, :] + offsets[None, :, None, None] * na[:, None, None, :]
+                 + ((t - 0.5) * length)[None, None, :, None] * ua[:, None, None, :])
+        xs = np.clip(np.round(pts_s[..., 0]).astype(int), 0, pw - 1)
+        ys = np.clip(np.round(pts_s[..., 1]).astype(int), 0, ph - 1)
+        inside = ((pts_s[..., 0] >= 0) & (pts_s[..., 0] < pw) & (pts_s[..., 1] >= 0)
+                  & (pts_s[..., 1] < ph))
+        # Bright inside, darker outside: the gradient points inward, against the normal.
+        g = -(gx[ys, xs] * na[:, None, None, 0] + gy[ys, xs] * na[:, None, None, 1])
+        # A robust mean: a hand or a glare spot on part of the side must not win.
+        score = np.where(inside, np.clip(g, 0, None), 0).mean(2)
+        k = np.unravel_index(int(score.argmax()), score.shape)
+        if score[k] < MIN_EDGE:
+            lines.append((a, u))                         # no clear edge: keep the side
+            continue
+        ai, di = k
+        lines.append((m + offsets[di] * na[ai], ua[ai]))
+    out = []
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        A = np.array([d1, -d2]).T
+        if abs(np.linalg.det(A)) < 1e-6:
+            return quad
+        s1 = np.linalg.solve(A, p2 - p1)[0]
+        out.append(p1 + s1 * d1)
+    out = np.array(out) / f + (x0, y0)
+    # Sanity: a refinement that moves a corner by more than the search range is a wrong edge.
+    if np.linalg.norm(out - pts, axis=1).max() > 2.5 * search * L:
+        return quad
+    return out.astype(np.float32)

@@ -22,6 +22,8 @@ from ..engine.cards import CLASS_NAMES
 MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 DEFAULT_MODEL = MODELS / "cards.onnx"            # the index design's YOLO (52 classes)
 CARD_FINDER = MODELS / "card_finder.onnx"        # the card-reader design's YOLO-OBB (1 class)
+PHOTO_LOOKS = ("snapped",)                        # which outlines of a card are read (card_reader)
+LIVE_LOOKS = ("found", "snapped")
 
 
 class ModelError(RuntimeError):
@@ -218,7 +220,12 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         from .card_reader import CardFinder, CardReaderDetector, CornerReader
         if reader in ("auto", None):
             reader = path.with_name("corner_reader.onnx")
-        return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf)
+        # Photos: read the outline snapped onto the card's edges (a lone card's edges are
+        # clear). Video frames of a pile: pool it with the finder's own box, since a
+        # snapped side can catch the edge of a card below.
+        looks = PHOTO_LOOKS if photo else LIVE_LOOKS
+        return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf,
+                                  looks=looks)
     yolo = OnnxDetector(path, imgsz or (640 if photo else None), conf)
     if reader == "auto":
         reader = path.with_name("index_reader.onnx")

@@ -29,7 +29,7 @@ def offline() -> None:
 
 def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: str = "yolo11n.yaml",
           batch: int = 32, workers: int = 2, resume: bool = False, device: str = "cpu",
-          save_period: int = 1) -> Path:
+          save_period: int = 1, lr0: float | None = None) -> Path:
     """Train (or resume) and return the path of best.pt."""
     offline()
     from ultralytics import YOLO
@@ -43,7 +43,8 @@ def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: st
     else:
         if run.exists():
             shutil.rmtree(run)
+        hyper = dict(HYPER, lr0=lr0) if lr0 else HYPER
         YOLO(model).train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch,
                           workers=workers, device=device, project=str(run.parent.resolve()),
-                          name=run.name, exist_ok=True, save_period=save_period, **HYPER)
+                          name=run.name, exist_ok=True, save_period=save_period, **hyper)
     return run / "weights" / "best.pt"

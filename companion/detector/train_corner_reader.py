@@ -99,21 +99,27 @@ def build_cache(path: Path, scenes: int, seed: int, size: int, workers: int) -> 
 
 
 def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Light, colour and sharpness changes a camera adds; geometry is already jittered."""
+    """What a camera and an imperfect box add: light, colour, blur or over-sharpening,
+    noise, and a box a few per cent off (shift, scale, turn)."""
     x = x.astype(np.float32)
     n = len(x)
     gain = rng.uniform(0.6, 1.3, (n, 1, 1, 1)) * rng.uniform(0.88, 1.12, (n, 1, 1, 3))
     x = x * gain + rng.uniform(-30, 30, (n, 1, 1, 1))
     mean = x.mean((1, 2, 3), keepdims=True)
-    x = (x - mean) * rng.uniform(0.7, 1.25, (n, 1, 1, 1)) + mean
-    for i in np.nonzero(rng.random(n) < 0.35)[0]:
+    x = (x - mean) * rng.uniform(0.7, 1.35, (n, 1, 1, 1)) + mean
+    kind = rng.random(n)
+    for i in np.nonzero(kind < 0.3)[0]:
         x[i] = cv2.GaussianBlur(x[i], (0, 0), float(rng.uniform(0.4, 1.4)))
+    for i in np.nonzero(kind > 0.75)[0]:     # phone photos are sharpened: crisp strokes, halos
+        soft = cv2.GaussianBlur(x[i], (0, 0), float(rng.uniform(0.8, 1.6)))
+        x[i] = x[i] + float(rng.uniform(0.5, 1.5)) * (x[i] - soft)
     x += rng.normal(0, 1, (n, 1, 1, 1)) * rng.uniform(0, 8) * rng.standard_normal(x.shape)
-    # A shift of a few pixels: the finder's box is never exact.
     out = np.empty_like(x)
+    centre = (CROP_W / 2, CROP_H / 2)
     for i in range(n):
-        dx, dy = rng.integers(-3, 4), rng.integers(-3, 4)
-        M = np.float32([[1, 0, dx], [0, 1, dy]])
+        M = cv2.getRotationMatrix2D(centre, float(rng.normal(0, 2.5)),
+                                    float(np.exp(rng.normal(0, 0.06))))
+        M[:, 2] += rng.normal(0, 2.0, 2)
         out[i] = cv2.warpAffine(x[i], M, (CROP_W, CROP_H), borderMode=cv2.BORDER_REPLICATE)
     return np.clip(out, 0, 255)
 
@@ -129,6 +135,7 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--npz", nargs="*", default=[], help="more crop caches to train on")
     ap.add_argument("--init", default=None, help="start from these weights (.pt)")
     ap.add_argument("--out", default="models/corner_reader.onnx")
     args = ap.parse_args()
@@ -140,6 +147,10 @@ def main() -> None:
         path = Path(args.cache) / f"corners-s{seed}-{args.scenes}-{args.size}.npz"
         if not path.is_file():
             build_cache(path, args.scenes, seed, args.size, args.workers)
+        d = np.load(path)
+        xs.append(d["x"])
+        ys.append(d["y"])
+    for path in args.npz:
         d = np.load(path)
         xs.append(d["x"])
         ys.append(d["y"])

@@ -39,7 +39,7 @@ class TrackerConfig:
 class Candidate:
     card: str
     first_frame: int
-    centre: np.ndarray
+    centres: np.ndarray            # (k, 2): every box of this card in its last sighting
     box: np.ndarray
     seen: int = 0
     conf_sum: float = 0.0
@@ -99,11 +99,15 @@ class FlipTracker:
         names = [n for n, k in zip(det.names, keep) if k]
         boxes = det.xyxy[keep]
         confs = det.confidence[keep]
-        # The best sighting of each identity this frame (a card may show two corners).
+        # The best sighting of each identity this frame (a card may show two corners),
+        # and where all its corners are: which corner reads best can change from frame
+        # to frame, and that is not the card moving.
         best: dict[str, tuple[float, np.ndarray]] = {}
+        spots: dict[str, list[np.ndarray]] = {}
         for n, b, c in zip(names, boxes, confs):
             if n not in best or c > best[n][0]:
                 best[n] = (float(c), b)
+            spots.setdefault(n, []).append(np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]))
         # Old pile back within the grace period: it was covered, not picked up.
         if self.ghosts and t <= self.ghost_until:
             back = [n for n in best if n in self.ghosts]
@@ -139,19 +143,20 @@ class FlipTracker:
                 continue
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
-            centre = np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2])
+            centres = np.stack(spots[n])
             cand = self.candidates.get(n)
-            moved = cand is not None and \
-                np.linalg.norm(centre - cand.centre) > cfg.still * self.diag
+            # Moved: no corner seen now is where one of its corners was last frame.
+            moved = cand is not None and np.linalg.norm(
+                centres[:, None] - cand.centres[None], axis=2).min() > cfg.still * self.diag
             if cand is None or cand.last_frame != frame - 1 or moved:
                 # Not seen in the previous frame, or it moved: start counting again.
-                cand = Candidate(n, frame, centre, b)
+                cand = Candidate(n, frame, centres, b)
                 self.candidates[n] = cand
             cand.seen += 1
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
-            cand.centre, cand.box = centre, b
+            cand.centres, cand.box = centres, b
         # Forget candidates that vanished.
         for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
             del self.candidates[n]

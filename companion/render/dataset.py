@@ -30,10 +30,15 @@ _task = "index"
 WHOLE = 0.9                   # share of a card that must show for a "cards" label
 
 
+# The card finder also learns small cards: a whole camera frame or a loose pile region
+# shows a card at a fifth of its height.
+CARD_RANGE = {"index": (0.32, 0.95), "cards": (0.18, 0.95)}
+
+
 def _init(size: int, seed: int, task: str = "index") -> None:
     global _renderer, _task
     cv2.setNumThreads(1)      # one process per core does better than threads here
-    _renderer = SceneRenderer(size, seed)
+    _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE[task])
     _task = task
 
 
@@ -110,7 +115,7 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
 def contact_sheet(path: Path, size: int, seed: int, indices, cols: int = 6,
                   task: str = "index") -> Path:
     """A grid of scenes with their labels drawn, to look at."""
-    r = SceneRenderer(size, seed)
+    r = SceneRenderer(size, seed, card_range=CARD_RANGE[task])
     tiles = []
     for i in indices:
         s = r.render(i)

@@ -167,10 +167,12 @@ def card_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
 class SceneRenderer:
     """Deterministic scenes: scene i of seed s is always the same image and labels."""
 
-    def __init__(self, size: int = 320, seed: int = 0, images_per_deck: int = 48) -> None:
+    def __init__(self, size: int = 320, seed: int = 0, images_per_deck: int = 48,
+                 card_range: tuple[float, float] = (0.32, 0.95)) -> None:
         self.size = size
         self.seed = seed
         self.images_per_deck = images_per_deck
+        self.card_range = card_range      # card height / frame side, drawn log-uniform
 
     @functools.lru_cache(maxsize=8)
     def deck(self, style_seed: int) -> Deck:
@@ -183,7 +185,8 @@ class SceneRenderer:
         img = table_texture(S, S, rng)
         H_cam = camera_homography(S, S, rng, tilt=rng.uniform(0, 0.14))
         # Card size in the frame, log-uniform: far cameras to close-ups.
-        card_h = S * float(np.exp(rng.uniform(np.log(0.32), np.log(0.95))))
+        lo, hi = self.card_range
+        card_h = S * float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
         r = rng.random()
         n = 0 if r < 0.04 else 1 if r < 0.3 else int(rng.integers(2, 5)) if r < 0.65 else \
             int(rng.integers(5, 11))
