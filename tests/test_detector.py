@@ -11,7 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.detector.model import DEFAULT_MODEL, ModelError, load_detector
+from companion.detector.card_reader import CardReaderDetector
+from companion.detector.model import CARD_FINDER, DEFAULT_MODEL, ModelError, load_detector
 from companion.engine.cards import CLASS_NAMES
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
@@ -36,10 +37,47 @@ def top1(det):
     return score.most_common(1)[0][0] if score else None
 
 
-@pytest.mark.parametrize("card", ["Qh", "7s", "10d", "Ac", "Kd", "9h"])
-def test_shipped_model_reads_a_rendered_card(card):
-    det = load_detector(DEFAULT_MODEL, imgsz=640)
+@pytest.mark.parametrize("card,angle", [("Qh", 8), ("7s", 95), ("10d", 180), ("Ac", 250),
+                                        ("Kd", -20), ("9h", 172), ("6c", 3)])
+def test_shipped_card_design_reads_a_rendered_card_at_any_angle(card, angle):
+    det = load_detector()
+    assert isinstance(det, CardReaderDetector)        # the default design
+    found = det(clean_card(card, style=33, angle=angle))
+    assert top1(found) == card
+    # One box per corner index read, each inside the picture.
+    assert 1 <= len(found) <= 2
+    assert (found.xyxy >= 0).all() and (found.xyxy[:, 2] <= 640).all()
+
+
+def test_card_design_sees_no_card_on_an_empty_table():
+    det = load_detector()
+    table = np.full((480, 640, 3), (60, 90, 40), np.uint8)
+    assert len(det(table)) == 0
+
+
+@pytest.mark.parametrize("card", ["Qh", "7s", "10d", "Ac"])
+def test_shipped_index_model_reads_a_rendered_card(card):
+    det = load_detector(DEFAULT_MODEL, photo=True)
     assert top1(det(clean_card(card))) == card
+
+
+def test_card_finder_onnx_and_ultralytics_agree():
+    """The finder's ONNX export and its checkpoint through ultralytics give the same
+    card outline (corners within a few pixels) and score."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    from ultralytics import YOLO
+    finder = load_detector().finder
+    model = YOLO(str(CARD_FINDER.with_suffix(".pt")))
+    for card, angle in (("8c", 20), ("Qh", 100)):
+        img = clean_card(card, angle=angle)
+        quads, scores = finder(img)
+        res = model.predict(img, imgsz=finder.imgsz, device="cpu", verbose=False, conf=0.3)[0]
+        ref = res.obb.xyxyxyxy.numpy()
+        assert len(quads) == len(ref) == 1
+        # Same corners, whatever order each lists them in.
+        d = np.linalg.norm(quads[0][:, None] - ref[0][None], axis=2).min(1)
+        assert d.max() < 6, d
+        assert abs(float(scores[0]) - float(res.obb.conf[0])) < 0.05
 
 
 def test_onnx_and_torch_backends_agree():

@@ -188,13 +188,15 @@ class CardReaderDetector:
     """Card finder + corner reader, giving one detection per corner index read."""
 
     def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25,
-                 looks: tuple[str, ...] = ("found", "snapped")) -> None:
+                 looks: tuple[str, ...] = ("found", "snapped"),
+                 turns: tuple[float, ...] = ()) -> None:
         """looks: which outlines of each card are read and pooled: the finder's own box
-        ("found") and/or that box snapped onto the card's edges ("snapped")."""
+        ("found") and/or that box snapped onto the card's edges ("snapped"). turns: extra
+        angles (degrees) the finder also looks at the picture from."""
         self.finder, self.reader = finder, reader
         self.imgsz = finder.imgsz
         self.conf = conf
-        self.looks = looks
+        self.looks, self.turns = looks, turns
 
     def read_card(self, image: np.ndarray, quad: np.ndarray):
         """Probabilities and corner regions of each reading. A box clearly longer than wide
@@ -212,37 +214,64 @@ class CardReaderDetector:
             regions.append(region)
         return self.reader(crops), regions
 
+    def _read(self, image: np.ndarray, quad: np.ndarray, conf: float):
+        """One card: its best identity's pooled probability and a detection per end
+        that reads it."""
+        H, W = image.shape[:2]
+        outlines = [quad if look == "found" else refine_quad(image, quad) for look in self.looks]
+        reads = [self.read_card(image, q) for q in outlines]
+        n = min(len(p) for p, _ in reads)
+        probs = sum(p[:n] for p, _ in reads) / len(reads)
+        regions = reads[-1][1]
+        # A card has one identity: pool the readings of its two ends (upright and half
+        # turned), and take the portrait or the sideways pair, whichever reads a card
+        # (a box near square can be taken the wrong way round), then report each end
+        # that agrees.
+        pairs = [(0, 1), (2, 3)] if len(probs) == 4 else [(0, 1)]
+        pooled = [probs[list(pr), :NONE_CLASS].sum(0) for pr in pairs]
+        k = int(np.argmax([p.max() for p in pooled]))
+        cls = int(pooled[k].argmax())
+        found = []
+        for j in pairs[k]:
+            p = probs[j]
+            if p[cls] >= conf and p[cls] >= p[NONE_CLASS]:
+                x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
+                x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
+                found.append(([x1, y1, x2, y2], float(p[cls]), cls))
+        return float(pooled[k][cls]), found
+
+    def _candidates(self, image: np.ndarray) -> list[np.ndarray]:
+        """Card outlines from the finder, on the picture as it is and turned by each of
+        `turns` degrees (a still photo can afford several looks: a box the finder gets
+        badly wrong at one angle it usually gets right at another)."""
+        quads = list(self.finder(image)[0])
+        H, W = image.shape[:2]
+        for ang in self.turns:
+            M = cv2.getRotationMatrix2D((W / 2, H / 2), ang, 1.0)
+            c, s = abs(M[0, 0]), abs(M[0, 1])
+            nw, nh = int(W * c + H * s), int(W * s + H * c)
+            M[:, 2] += (nw / 2 - W / 2, nh / 2 - H / 2)
+            turned = cv2.warpAffine(image, M, (nw, nh), borderMode=cv2.BORDER_REPLICATE)
+            back = cv2.invertAffineTransform(M)
+            for q in self.finder(turned)[0]:
+                quads.append((q @ back[:, :2].T + back[:, 2]).astype(np.float32))
+        return quads
+
     def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
         conf = self.conf if conf is None else conf
-        quads, _ = self.finder(image)
-        boxes, scores, classes = [], [], []
-        H, W = image.shape[:2]
-        for quad in quads:
-            outlines = [quad if look == "found" else refine_quad(image, quad)
-                        for look in self.looks]
-            reads = [self.read_card(image, q) for q in outlines]
-            n = min(len(p) for p, _ in reads)
-            probs = sum(p[:n] for p, _ in reads) / len(reads)
-            regions = reads[-1][1]
-            # A card has one identity: pool the readings of its two ends (upright and half
-            # turned), and take the portrait or the sideways pair, whichever reads a card
-            # (a box near square can be taken the wrong way round), then report each end
-            # that agrees.
-            pairs = [(0, 1), (2, 3)] if len(probs) == 4 else [(0, 1)]
-            pooled = [probs[list(pr), :NONE_CLASS].sum(0) for pr in pairs]
-            k = int(np.argmax([p.max() for p in pooled]))
-            cls = int(pooled[k].argmax())
-            for j in pairs[k]:
-                p = probs[j]
-                if p[cls] >= conf and p[cls] >= p[NONE_CLASS]:
-                    x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
-                    x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
-                    boxes.append([x1, y1, x2, y2])
-                    scores.append(float(p[cls]))
-                    classes.append(cls)
-        if not boxes:
+        cards = [(quad, *self._read(image, quad, conf)) for quad in self._candidates(image)]
+        # Several outlines of one card (other turns): keep the one that reads best.
+        cards.sort(key=lambda c: -c[1])
+        kept: list[tuple[np.ndarray, list]] = []
+        for quad, _, found in cards:
+            centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
+            if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _ in kept):
+                kept.append((quad, found))
+        dets = [d for _, found in kept for d in found]
+        if not dets:
             return Detections.empty()
-        return Detections(np.float32(boxes), np.float32(scores), np.array(classes, int)).sorted()
+        return Detections(np.float32([d[0] for d in dets]), np.float32([d[1] for d in dets]),
+                          np.array([d[2] for d in dets], int)).sorted()
 
 
 def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: float = 10.0,

@@ -24,6 +24,7 @@ DEFAULT_MODEL = MODELS / "cards.onnx"            # the index design's YOLO (52 c
 CARD_FINDER = MODELS / "card_finder.onnx"        # the card-reader design's YOLO-OBB (1 class)
 PHOTO_LOOKS = ("snapped",)                        # which outlines of a card are read (card_reader)
 LIVE_LOOKS = ("found", "snapped")
+PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees a photo from
 
 
 class ModelError(RuntimeError):
@@ -221,11 +222,11 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         if reader in ("auto", None):
             reader = path.with_name("corner_reader.onnx")
         # Photos: read the outline snapped onto the card's edges (a lone card's edges are
-        # clear). Video frames of a pile: pool it with the finder's own box, since a
-        # snapped side can catch the edge of a card below.
-        looks = PHOTO_LOOKS if photo else LIVE_LOOKS
+        # clear), found from three angles. Video frames of a pile: one look, pooled with
+        # the finder's own box, since a snapped side can catch the edge of a card below.
         return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf,
-                                  looks=looks)
+                                  looks=PHOTO_LOOKS if photo else LIVE_LOOKS,
+                                  turns=PHOTO_TURNS if photo else ())
     yolo = OnnxDetector(path, imgsz or (640 if photo else None), conf)
     if reader == "auto":
         reader = path.with_name("index_reader.onnx")
