@@ -134,3 +134,25 @@ def test_snapping_keeps_the_box_where_there_is_no_edge():
     flat = np.full((400, 400, 3), 128, np.uint8)
     box = rect(200, 200, 120, 170, 20)
     assert np.allclose(refine_quad(flat, box), box)
+
+
+def test_a_look_from_another_angle_maps_the_outline_back():
+    from companion.detector.card_reader import CardReaderDetector
+
+    class WhiteFinder:               # finds the one white rectangle, whatever the picture
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            m = (img[..., 0] > 200).astype(np.uint8)
+            cs, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            q = cv2.boxPoints(cv2.minAreaRect(max(cs, key=cv2.contourArea)))
+            return np.float32([q]), np.float32([0.9])
+
+    img = np.zeros((300, 500, 3), np.uint8)
+    box = rect(320, 140, 60, 90, 12)
+    cv2.fillConvexPoly(img, np.round(box).astype(np.int32), (255, 255, 255))
+    det = CardReaderDetector(WhiteFinder(), reader=None)
+    for ang in (30, 60, -45):
+        back = det._turned(img, ang)[0]
+        d = np.linalg.norm(back[:, None] - box[None], axis=2).min(1)
+        assert d.max() < 2.5, (ang, d)

@@ -240,27 +240,27 @@ class CardReaderDetector:
                 found.append(([x1, y1, x2, y2], float(p[cls]), cls))
         return float(pooled[k][cls]), found
 
-    def _candidates(self, image: np.ndarray) -> list[np.ndarray]:
-        """Card outlines from the finder, on the picture as it is and turned by each of
-        `turns` degrees (a still photo can afford several looks: a box the finder gets
-        badly wrong at one angle it usually gets right at another)."""
-        quads = list(self.finder(image)[0])
+    def _turned(self, image: np.ndarray, ang: float) -> list[np.ndarray]:
+        """The finder's outlines on the picture turned by `ang` degrees, mapped back."""
         H, W = image.shape[:2]
-        for ang in self.turns:
-            M = cv2.getRotationMatrix2D((W / 2, H / 2), ang, 1.0)
-            c, s = abs(M[0, 0]), abs(M[0, 1])
-            nw, nh = int(W * c + H * s), int(W * s + H * c)
-            M[:, 2] += (nw / 2 - W / 2, nh / 2 - H / 2)
-            turned = cv2.warpAffine(image, M, (nw, nh), borderMode=cv2.BORDER_REPLICATE)
-            back = cv2.invertAffineTransform(M)
-            for q in self.finder(turned)[0]:
-                quads.append((q @ back[:, :2].T + back[:, 2]).astype(np.float32))
-        return quads
+        M = cv2.getRotationMatrix2D((W / 2, H / 2), ang, 1.0)
+        c, s = abs(M[0, 0]), abs(M[0, 1])
+        nw, nh = int(W * c + H * s), int(W * s + H * c)
+        M[:, 2] += (nw / 2 - W / 2, nh / 2 - H / 2)
+        turned = cv2.warpAffine(image, M, (nw, nh), borderMode=cv2.BORDER_REPLICATE)
+        back = cv2.invertAffineTransform(M)
+        return [(q @ back[:, :2].T + back[:, 2]).astype(np.float32)
+                for q in self.finder(turned)[0]]
 
     def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
         conf = self.conf if conf is None else conf
-        cards = [(quad, *self._read(image, quad, conf)) for quad in self._candidates(image)]
-        # Several outlines of one card (other turns): keep the one that reads best.
+        cards = [(q, *self._read(image, q, conf)) for q in self.finder(image)[0]]
+        # More looks from other angles (still photos): a box the finder gets badly wrong at
+        # one angle it usually gets right at another. (Tried on video as a fallback when
+        # the first look read nothing: no flip gained, one false flip made.)
+        for ang in self.turns:
+            cards += [(q, *self._read(image, q, conf)) for q in self._turned(image, ang)]
+        # Several outlines of one card: keep the one that reads best.
         cards.sort(key=lambda c: -c[1])
         kept: list[tuple[np.ndarray, list]] = []
         for quad, _, found in cards:
