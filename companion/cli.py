@@ -430,7 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="1 patterns and challenges, 2 plus every card, 3 plus turns (default 2)")
     p.add_argument("--window", choices=("auto", "on", "off"), default="auto",
                    help="the table window (default: when a display exists)")
-    p.add_argument("--model", default=None, help="detector model (default models/cards.onnx)")
+    p.add_argument("--model", default=None,
+                   help="detector model (default: the card finder, models/card_finder.onnx)")
     p.add_argument("--voice", choices=("on", "off"), default="on",
                    help="speak the calls where a sound device exists (default on)")
 

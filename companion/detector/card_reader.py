@@ -188,7 +188,7 @@ class CardReaderDetector:
     """Card finder + corner reader, giving one detection per corner index read."""
 
     def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25,
-                 looks: tuple[str, ...] = ("found", "snapped"),
+                 looks: tuple[str, ...] = ("found",),
                  turns: tuple[float, ...] = ()) -> None:
         """looks: which outlines of each card are read and pooled: the finder's own box
         ("found") and/or that box snapped onto the card's edges ("snapped"). turns: extra
