@@ -120,7 +120,7 @@ def _session(path: Path, threads: int):
 class CornerReader:
     """The corner classifier through ONNX Runtime: crops -> (N, 53) probabilities."""
 
-    def __init__(self, path: str | Path, threads: int = 1) -> None:
+    def __init__(self, path: str | Path, threads: int = 2) -> None:
         self.session = _session(Path(path), threads)
         self.input = self.session.get_inputs()[0].name
         shape = self.session.get_outputs()[0].shape
@@ -198,31 +198,33 @@ class CardReaderDetector:
         self.conf = conf
         self.looks, self.turns = looks, turns
 
-    def read_card(self, image: np.ndarray, quad: np.ndarray):
-        """Probabilities and corner regions of each reading. A box clearly longer than wide
-        is read only upright and half turned; a near-square one (a card seen at a steep
-        angle) is read sideways too."""
+    def _crops(self, image: np.ndarray, quad: np.ndarray):
+        """Corner crops and regions of each reading of one outline. A box clearly longer
+        than wide is read only upright and half turned; a near-square one (a card seen at
+        a steep angle) is read sideways too."""
         reads = orientations(quad)
         top = np.linalg.norm(reads[0][1] - reads[0][0])
         side = np.linalg.norm(reads[0][2] - reads[0][1])
         if side > SQUARISH * top:
             reads = reads[:2]
-        crops, regions = [], []
-        for card in reads:
-            c, region = corner_crop(image, card)
-            crops.append(c)
-            regions.append(region)
-        return self.reader(crops), regions
+        return [corner_crop(image, card) for card in reads]
+
+    def read_card(self, image: np.ndarray, quad: np.ndarray):
+        """Probabilities and corner regions of each reading of one outline."""
+        crops = self._crops(image, quad)
+        return self.reader([c for c, _ in crops]), [r for _, r in crops]
 
     def _read(self, image: np.ndarray, quad: np.ndarray, conf: float):
         """One card: its best identity's pooled probability and a detection per end
         that reads it."""
         H, W = image.shape[:2]
         outlines = [quad if look == "found" else refine_quad(image, quad) for look in self.looks]
-        reads = [self.read_card(image, q) for q in outlines]
-        n = min(len(p) for p, _ in reads)
-        probs = sum(p[:n] for p, _ in reads) / len(reads)
-        regions = reads[-1][1]
+        per_look = [self._crops(image, q) for q in outlines]
+        n = min(len(c) for c in per_look)
+        # One reader call for every look's crops; the looks' readings are averaged.
+        probs = self.reader([c for crops in per_look for c, _ in crops[:n]])
+        probs = probs.reshape(len(outlines), n, -1).mean(0)
+        regions = [r for _, r in per_look[-1][:n]]
         # A card has one identity: pool the readings of its two ends (upright and half
         # turned), and take the portrait or the sideways pair, whichever reads a card
         # (a box near square can be taken the wrong way round), then report each end
@@ -309,21 +311,13 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
     p = (pts - (x0, y0)) * f
     centre = p.mean(0)
     Ls = L * f
-    offsets = np.arange(-search * Ls, search * Ls + 0.5, 1.0)
-    angles = np.deg2rad(np.arange(-turn, turn + 0.5, 1.0))
-    t = np.linspace(0.12, 0.88, 48)
-    lines = []
-    for i in range(4):
-        a, b = p[i], p[(i + 1) % 4]
-        u = (b - a) / max(np.linalg.norm(b - a), 1e-6)
-        n = np.array([u[1], -u[0]])
-        if np.dot(n, (a + b) / 2 - centre) < 0:
-            n = -n                                       # outward
-        m, length = (a + b) / 2, np.linalg.norm(b - a)
+    t = np.linspace(0.12, 0.88, 32)
+
+    def scores(m, u, n, length, angles, offsets):
+        """Edge strength of each (turn, shift) of the side through m along u."""
         c, s = np.cos(angles), np.sin(angles)
         ua = np.stack([c * u[0] - s * u[1], s * u[0] + c * u[1]], 1)      # (A, 2)
         na = np.stack([c * n[0] - s * n[1], s * n[0] + c * n[1]], 1)
-        # Sample points (A, D, T, 2).
         pts_s = (m[None, None, None, :] + offsets[None, :, None, None] * na[:, None, None, :]
                  + ((t - 0.5) * length)[None, None, :, None] * ua[:, None, None, :])
         xs = np.clip(np.round(pts_s[..., 0]).astype(int), 0, pw - 1)
@@ -332,14 +326,31 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
                   & (pts_s[..., 1] < ph))
         # Bright inside, darker outside: the gradient points inward, against the normal.
         g = -(gx[ys, xs] * na[:, None, None, 0] + gy[ys, xs] * na[:, None, None, 1])
-        # A robust mean: a hand or a glare spot on part of the side must not win.
-        score = np.where(inside, np.clip(g, 0, None), 0).mean(2)
-        k = np.unravel_index(int(score.argmax()), score.shape)
-        if score[k] < MIN_EDGE:
+        # Only steps the right way count, so a dark line inside the card (a court card's
+        # frame) does not cancel out along the side.
+        return np.where(inside, np.clip(g, 0, None), 0).mean(2), ua, na
+
+    # Coarse to fine: 2 degrees and 2 pixels, then half a degree and half a pixel.
+    coarse_a = np.deg2rad(np.arange(-turn, turn + 0.5, 2.0))
+    coarse_d = np.arange(-search * Ls, search * Ls + 0.5, 2.0)
+    fine_a, fine_d = np.deg2rad(np.arange(-2.0, 2.01, 0.5)), np.arange(-2.0, 2.01, 0.5)
+    lines = []
+    for i in range(4):
+        a, b = p[i], p[(i + 1) % 4]
+        u = (b - a) / max(np.linalg.norm(b - a), 1e-6)
+        n = np.array([u[1], -u[0]])
+        if np.dot(n, (a + b) / 2 - centre) < 0:
+            n = -n                                       # outward
+        m, length = (a + b) / 2, np.linalg.norm(b - a)
+        sc, ua, na = scores(m, u, n, length, coarse_a, coarse_d)
+        ai, di = np.unravel_index(int(sc.argmax()), sc.shape)
+        if sc[ai, di] < MIN_EDGE:
             lines.append((a, u))                         # no clear edge: keep the side
             continue
-        ai, di = k
-        lines.append((m + offsets[di] * na[ai], ua[ai]))
+        m2 = m + coarse_d[di] * na[ai]
+        sc, ua, na = scores(m2, ua[ai], na[ai], length, fine_a, fine_d)
+        ai, di = np.unravel_index(int(sc.argmax()), sc.shape)
+        lines.append((m2 + fine_d[di] * na[ai], ua[ai]))
     out = []
     for i in range(4):
         (p1, d1), (p2, d2) = lines[i - 1], lines[i]

@@ -23,7 +23,7 @@ MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 DEFAULT_MODEL = MODELS / "cards.onnx"            # the index design's YOLO (52 classes)
 CARD_FINDER = MODELS / "card_finder.onnx"        # the card-reader design's YOLO-OBB (1 class)
 PHOTO_LOOKS = ("snapped",)                        # which outlines of a card are read (card_reader)
-LIVE_LOOKS = ("found",)
+LIVE_LOOKS = ("found", "snapped")
 PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees a photo from
 
 
@@ -222,9 +222,10 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         if reader in ("auto", None):
             reader = path.with_name("corner_reader.onnx")
         # Photos: read the outline snapped onto the card's edges (a lone card's edges are
-        # clear), found from three angles. Video frames of a pile: the finder's own box,
-        # once: snapping gained 1 top card in 280 rendered piles (a side can catch the
-        # edge of a card below) and costs ~5 ms a frame.
+        # clear), found from three angles. Video frames of a pile: one look, the found and
+        # the snapped outline pooled (a snapped side can catch the edge of a card below;
+        # pooled, 10 rendered games gave precision 1.000 / recall 0.848 against 0.977 /
+        # 0.824 from the found box alone).
         return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf,
                                   looks=PHOTO_LOOKS if photo else LIVE_LOOKS,
                                   turns=PHOTO_TURNS if photo else ())
