@@ -296,7 +296,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                   f"{r['top_correct']}/{r['top_cards']} "
                   f"({r['top_correct'] / max(r['top_cards'], 1):.1%}); misreads 6/9 "
                   f"{r['top_6_9']}, suit {r['top_suit']}, other {r['top_other']}, "
-                  f"nothing read {r['top_missed']}")
+                  f"nothing read {r['top_missed']}; of them whole (>= 90 % in view) "
+                  f"{r['top_whole_correct']}/{r['top_whole']}")
             low = sorted(r["top_recall"].items(), key=lambda kv: kv[1])[:5]
             print("  lowest per-class recall (top card): "
                   + ", ".join(f"{k} {v:.2f}" for k, v in low))

@@ -88,6 +88,7 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
     confusion: collections.Counter = collections.Counter()
     top_n, top_hit = collections.Counter(), collections.Counter()
     top_confusion: collections.Counter = collections.Counter()
+    whole = [0, 0]                        # top cards at least 90 % visible: seen, named
     for i in tqdm(range(images), desc="rendered eval", disable=None if progress else True,
                   leave=False):
         scene = r.render(i)
@@ -100,6 +101,9 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
             top_n[top.cls] += 1
             top_hit[top.cls] += got_cls == top.cls
             top_confusion[(top.cls, got_cls)] += 1
+            if top.visible >= 0.9:        # whole: no hand over it, nothing out of frame
+                whole[0] += 1
+                whole[1] += got_cls == top.cls
         gt = np.array([l[1:] for l in scene.labels], np.float32).reshape(-1, 4)
         gcls = np.array([l[0] for l in scene.labels], int)
         for c in gcls:
@@ -161,6 +165,7 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
             "top_confusions": [(CLASS_NAMES[a], CLASS_NAMES[b], v) for (a, b), v in
                                confusion.most_common() if a != b][:10],
             "top_cards": sum(top_n.values()), "top_correct": sum(top_hit.values()),
+            "top_whole": whole[0], "top_whole_correct": whole[1],
             "top_recall": {CLASS_NAMES[c]: top_hit[c] / n for c, n in top_n.items()},
             "top_6_9": t69, "top_suit": tsuit, "top_other": tother, "top_missed": tmissed,
             "top_misreads": [(name(a), name(b), v) for (a, b), v in
