@@ -331,7 +331,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         data = yaml
     try:
         best = train(str(data), args.epochs, args.imgsz, out=args.out, batch=args.batch,
-                     resume=args.resume, model=args.model, lr0=args.lr0)
+                     resume=args.resume, model=args.model, lr0=args.lr0,
+                     warmup_epochs=args.warmup_epochs)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
     print(f"best weights: {best}")
@@ -530,6 +531,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "yolo11n-obb.yaml for the card finder)")
     p.add_argument("--lr0", type=float, default=None,
                    help="initial learning rate (default 0.002; lower to fine-tune a .pt)")
+    p.add_argument("--warmup-epochs", type=float, default=None,
+                   help="warm-up length (default 1; 0 to fine-tune a .pt: the warm-up's "
+                        "high bias rate undoes trained weights)")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
     p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
             "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "

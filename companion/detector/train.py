@@ -29,7 +29,8 @@ def offline() -> None:
 
 def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: str = "yolo11n.yaml",
           batch: int = 32, workers: int = 2, resume: bool = False, device: str = "cpu",
-          save_period: int = 1, lr0: float | None = None) -> Path:
+          save_period: int = 1, lr0: float | None = None,
+          warmup_epochs: float | None = None) -> Path:
     """Train (or resume) and return the path of best.pt."""
     offline()
     from ultralytics import YOLO
@@ -43,7 +44,11 @@ def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: st
     else:
         if run.exists():
             shutil.rmtree(run)
-        hyper = dict(HYPER, lr0=lr0) if lr0 else HYPER
+        hyper = dict(HYPER)
+        if lr0:
+            hyper["lr0"] = lr0
+        if warmup_epochs is not None:
+            hyper["warmup_epochs"] = warmup_epochs
         YOLO(model).train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch,
                           workers=workers, device=device, project=str(run.parent.resolve()),
                           name=run.name, exist_ok=True, save_period=save_period, **hyper)
