@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from ..engine.cards import CLASS_NAMES
+from .index_reader import IndexReader, onnx_session, small_cnn
 from .model import Detections, ModelError, letterbox
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
@@ -80,59 +81,19 @@ def corner_crop(image: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.nda
     return crop, quad
 
 
-def to_blob(crops: list[np.ndarray]) -> np.ndarray:
-    arr = np.stack(crops).astype(np.float32) / 255.0                  # N, H, W, 3 (BGR)
-    return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))  # N, 3, H, W (RGB)
-
-
 def build_model():
-    """~28 M multiply-adds a crop: four corners of a card in ~1 ms on one core."""
-    import torch.nn as nn
-
-    def block(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
-                             nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
-                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16),
-                         nn.ReLU(inplace=True), nn.MaxPool2d(2),
-                         block(16, 32), nn.MaxPool2d(2), block(32, 64), nn.MaxPool2d(2),
-                         block(64, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
-                         nn.Linear(128, NONE_CLASS + 1))
+    """~28 M multiply-adds a crop: four corners of a card in ~1 ms."""
+    return small_cnn((16, 32, 64, 128), NONE_CLASS + 1)
 
 
-def _session(path: Path, threads: int):
-    if not path.is_file():
-        raise ModelError(f"{path}: no such model file")
-    try:
-        import onnxruntime as ort
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Two sessions share two cores: an idle one must not spin.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own exception types
-        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
-            from None
-
-
-class CornerReader:
+class CornerReader(IndexReader):
     """The corner classifier through ONNX Runtime: crops -> (N, 53) probabilities."""
 
     def __init__(self, path: str | Path, threads: int = 2) -> None:
-        self.session = _session(Path(path), threads)
-        self.input = self.session.get_inputs()[0].name
+        super().__init__(path, threads)
         shape = self.session.get_outputs()[0].shape
         if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != NONE_CLASS + 1):
             raise ModelError(f"{path}: output {shape} is not a 53-class corner reader")
-
-    def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
-        if not crops:
-            return np.zeros((0, NONE_CLASS + 1), np.float32)
-        logits = self.session.run(None, {self.input: to_blob(crops)})[0]
-        e = np.exp(logits - logits.max(1, keepdims=True))
-        return e / e.sum(1, keepdims=True)
 
 
 def _rotated_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -147,7 +108,7 @@ class CardFinder:
     def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.3,
                  iou: float = 0.5, threads: int | None = None) -> None:
         path = Path(path)
-        self.session = _session(path, threads or min(os.cpu_count() or 1, 4))
+        self.session = onnx_session(path, threads or min(os.cpu_count() or 1, 4))
         inp = self.session.get_inputs()[0]
         self.input_name = inp.name
         fixed = inp.shape[2] if isinstance(inp.shape[2], int) else None

@@ -50,7 +50,9 @@ def to_blob(crops: list[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))   # N, 3, H, W (RGB)
 
 
-def build_model():
+def small_cnn(widths: tuple[int, int, int, int], classes: int):
+    """The crop classifiers' network: a stem, three double-conv blocks, global pooling.
+    Small on purpose, so it trains on two CPU cores."""
     import torch.nn as nn
 
     def block(cin, cout):
@@ -58,35 +60,43 @@ def build_model():
                              nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
                              nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
 
-    # Small on purpose: ~47 M multiply-adds a crop, so it trains on two CPU cores.
-    return nn.Sequential(nn.Conv2d(3, 24, 3, padding=1, bias=False), nn.BatchNorm2d(24),
+    w0, w1, w2, w3 = widths
+    return nn.Sequential(nn.Conv2d(3, w0, 3, padding=1, bias=False), nn.BatchNorm2d(w0),
                          nn.ReLU(inplace=True), nn.MaxPool2d(2),
-                         block(24, 48), nn.MaxPool2d(2), block(48, 96), nn.MaxPool2d(2),
-                         block(96, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
-                         nn.Linear(128, NONE_CLASS + 1))
+                         block(w0, w1), nn.MaxPool2d(2), block(w1, w2), nn.MaxPool2d(2),
+                         block(w2, w3), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+                         nn.Linear(w3, classes))
+
+
+def build_model():
+    return small_cnn((24, 48, 96, 128), NONE_CLASS + 1)      # ~47 M multiply-adds a 48x48 crop
+
+
+def onnx_session(path: Path, threads: int):
+    """An ONNX Runtime CPU session, or one clear ModelError naming the file."""
+    if not path.is_file():
+        raise ModelError(f"{path}: no such model file")
+    try:
+        import onnxruntime as ort
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Several sessions share two cores: an idle one must not spin.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
+            from None
 
 
 class IndexReader:
-    """The exported classifier through ONNX Runtime."""
+    """An exported crop classifier through ONNX Runtime: crops -> (N, 53) probabilities."""
 
     def __init__(self, path: str | Path, threads: int = 2) -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise ModelError(f"{path}: no such model file")
-        try:
-            import onnxruntime as ort
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(str(path), opts,
-                                                providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
-                from None
+        self.session = onnx_session(Path(path), threads)
         self.input = self.session.get_inputs()[0].name
 
     def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
-        """Class probabilities, (N, 53)."""
         if not crops:
             return np.zeros((0, NONE_CLASS + 1), np.float32)
         logits = self.session.run(None, {self.input: to_blob(crops)})[0]
