@@ -9,7 +9,7 @@ tell a card from the same card turned half round, but a printed card carries
 its index at both ends, so both ends are read; the two sideways readings are
 read too and must say "no index" (that is how a squarish box is resolved).
 
-The output is the same `Detections` the single-stage design gives: one box per
+The output is the same `Detections` the index design gives: one box per
 corner index read (in image pixels), so `detect --json`, the tracker and the
 annotators need not know which design ran.
 """
