@@ -530,10 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="architecture .yaml, or a .pt to fine-tune (default yolo11n.yaml; "
                         "yolo11n-obb.yaml for the card finder)")
     p.add_argument("--lr0", type=float, default=None,
-                   help="initial learning rate (default 0.002; lower to fine-tune a .pt)")
+                   help="initial learning rate (default 0.002)")
     p.add_argument("--warmup-epochs", type=float, default=None,
-                   help="warm-up length (default 1; 0 to fine-tune a .pt: the warm-up's "
-                        "high bias rate undoes trained weights)")
+                   help="warm-up length in epochs (default 1)")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
     p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
             "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "
