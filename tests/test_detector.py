@@ -156,3 +156,15 @@ def test_rotation_tta_maps_boxes_back_to_the_photo():
     assert len(det) == 4
     assert np.allclose(det.xyxy, [[300, 40, 380, 90]] * 4)
     assert np.isclose(det.confidence.sum(), 0.8)
+
+
+def test_fine_tuning_keeps_the_checkpoint_weights_and_a_yaml_downloads_nothing():
+    """ultralytics drops a checkpoint's weights when told pretrained=False (a fine-tune of
+    the finder restarted from scratch that way); from a .yaml the flag must stay off, or
+    it would look for weights to download."""
+    from companion.detector.train import train_settings
+    assert "pretrained" not in train_settings("models/card_finder.pt", lr0=2e-4,
+                                              warmup_epochs=0)
+    s = train_settings("yolo11n-obb.yaml")
+    assert s["pretrained"] is False and s["lr0"] == 0.002
+    assert train_settings("x.pt", lr0=2e-4, warmup_epochs=0)["warmup_epochs"] == 0

@@ -27,6 +27,21 @@ def offline() -> None:
     os.environ.setdefault("YOLO_VERBOSE", "False")
 
 
+def train_settings(model: str, lr0: float | None = None,
+                   warmup_epochs: float | None = None) -> dict:
+    """The ultralytics settings for a run from `model` (a .yaml or a .pt to fine-tune)."""
+    hyper = dict(HYPER)
+    if lr0:
+        hyper["lr0"] = lr0
+    if warmup_epochs is not None:
+        hyper["warmup_epochs"] = warmup_epochs
+    if str(model).endswith(".pt"):
+        # pretrained=False would make ultralytics rebuild the net and drop the checkpoint's
+        # weights: a "fine-tune" would start from scratch.
+        hyper.pop("pretrained")
+    return hyper
+
+
 def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: str = "yolo11n.yaml",
           batch: int = 32, workers: int = 2, resume: bool = False, device: str = "cpu",
           save_period: int = 1, lr0: float | None = None,
@@ -44,11 +59,7 @@ def train(data: str, epochs: int, imgsz: int, out: str = "runs/cards", model: st
     else:
         if run.exists():
             shutil.rmtree(run)
-        hyper = dict(HYPER)
-        if lr0:
-            hyper["lr0"] = lr0
-        if warmup_epochs is not None:
-            hyper["warmup_epochs"] = warmup_epochs
+        hyper = train_settings(model, lr0, warmup_epochs)
         YOLO(model).train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch,
                           workers=workers, device=device, project=str(run.parent.resolve()),
                           name=run.name, exist_ok=True, save_period=save_period, **hyper)
