@@ -260,6 +260,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from .detector import evaluate as ev
+    from .detector.card_reader import CardReaderDetector
     from .detector.model import CARD_FINDER, DEFAULT_MODEL, ModelError, load_detector
     if args.model:
         reader = {"auto": "auto", "off": None}.get(args.reader, args.reader)
@@ -304,7 +305,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if r["top_misreads"]:
                 print("  most common: " + ", ".join(f"{a}->{b} x{n}"
                                                     for a, b, n in r["top_misreads"]))
-            if model != CARD_FINDER and load_is_index(model):
+            if not isinstance(live, CardReaderDetector):        # its boxes are index boxes
                 print(f"  index boxes: {r['boxes']}, mAP50 {r['map50']:.3f}; confusions among "
                       f"matched boxes: 6/9 {r['confusion_6_9']}, suit {r['confusion_suit']}, "
                       f"other {r['confusion_other']}")
@@ -314,11 +315,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print("inference per 320 px frame (median of 100, this machine): "
               + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()))
     return 0
-
-
-def load_is_index(model: Path) -> bool:
-    from .detector.model import onnx_task
-    return model.suffix == ".pt" or onnx_task(model) != "obb"
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -16,15 +16,14 @@ annotators need not know which design ran.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from ..engine.cards import CLASS_NAMES
-from .index_reader import IndexReader, onnx_session, small_cnn
-from .model import Detections, ModelError, letterbox
+from .index_reader import IndexReader, small_cnn
+from .model import Detections, ModelError, default_threads, letterbox, onnx_session
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 CORNER_W, CORNER_H = 0.34, 0.36      # share of the card's width / height read at a corner
@@ -106,9 +105,9 @@ class CardFinder:
     """The one-class YOLO-OBB model through ONNX Runtime: image -> card outlines."""
 
     def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.3,
-                 iou: float = 0.5, threads: int | None = None) -> None:
+                 iou: float = 0.5, threads: int | None = None, session=None) -> None:
         path = Path(path)
-        self.session = onnx_session(path, threads or min(os.cpu_count() or 1, 4))
+        self.session = session or onnx_session(path, threads or default_threads())
         inp = self.session.get_inputs()[0]
         self.input_name = inp.name
         fixed = inp.shape[2] if isinstance(inp.shape[2], int) else None

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from ..engine.cards import CLASS_NAMES
-from .model import Detections, ModelError
+from .model import Detections, onnx_session
 
 CROP = 48                  # classifier input side
 NONE_CLASS = len(CLASS_NAMES)
@@ -70,23 +70,6 @@ def small_cnn(widths: tuple[int, int, int, int], classes: int):
 
 def build_model():
     return small_cnn((24, 48, 96, 128), NONE_CLASS + 1)      # ~47 M multiply-adds a 48x48 crop
-
-
-def onnx_session(path: Path, threads: int):
-    """An ONNX Runtime CPU session, or one clear ModelError naming the file."""
-    if not path.is_file():
-        raise ModelError(f"{path}: no such model file")
-    try:
-        import onnxruntime as ort
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Several sessions share two cores: an idle one must not spin.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own exception types
-        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
-            from None
 
 
 class IndexReader:

@@ -92,26 +92,35 @@ def nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) 
     return np.array(keep, int).reshape(-1)
 
 
+def onnx_session(path: Path, threads: int):
+    """An ONNX Runtime CPU session, or one clear ModelError naming the file."""
+    if not path.is_file():
+        raise ModelError(f"{path}: no such model file")
+    try:
+        import onnxruntime as ort
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Several sessions (and the capture thread) share two cores: an idle one must
+        # not spin.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
+            from None
+
+
+def default_threads() -> int:
+    return min(os.cpu_count() or 1, 4)
+
+
 class OnnxDetector:
     """The exported YOLO model through ONNX Runtime, on the CPU."""
 
     def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.25,
-                 iou: float = 0.5, threads: int | None = None) -> None:
+                 iou: float = 0.5, threads: int | None = None, session=None) -> None:
         path = Path(path)
-        if not path.is_file():
-            raise ModelError(f"{path}: no such model file")
-        try:
-            import onnxruntime as ort
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            # Idle sessions must not spin: the reader's session (and the capture thread)
-            # share these two cores with this one.
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
-                from None
+        self.session = session or onnx_session(path, threads or default_threads())
         inp = self.session.get_inputs()[0]
         self.input_name = inp.name
         fixed = inp.shape[2] if isinstance(inp.shape[2], int) else None
@@ -185,18 +194,6 @@ class TorchDetector:
                           b.cls.numpy().astype(int)).sorted()
 
 
-def onnx_task(path: Path) -> str:
-    """The ultralytics task an exported model was trained for ("detect", "obb"), from its
-    metadata; "detect" when the file does not say."""
-    try:
-        import onnx
-        meta = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-    except Exception as exc:  # a corrupt file: protobuf raises its own types
-        raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
-            from None
-    return meta.get("task", "detect")
-
-
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                   conf: float = 0.25, reader: str | Path | None = "auto",
                   photo: bool = False) -> Detector:
@@ -215,9 +212,9 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     path = Path(path)
     if path.suffix == ".pt":
         return TorchDetector(path, imgsz or (640 if photo else 320), conf)
-    if not path.is_file():
-        raise ModelError(f"{path}: no such model file")
-    if onnx_task(path) == "obb":
+    # One session, read once: its metadata says which design the file is for.
+    session = onnx_session(path, default_threads())
+    if session.get_modelmeta().custom_metadata_map.get("task") == "obb":
         from .card_reader import CardFinder, CardReaderDetector, CornerReader
         if reader in ("auto", None):
             reader = path.with_name("corner_reader.onnx")
@@ -226,10 +223,11 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         # the snapped outline pooled (a snapped side can catch the edge of a card below;
         # pooled, 10 rendered games gave precision 1.000 / recall 0.848 against 0.977 /
         # 0.824 from the found box alone).
-        return CardReaderDetector(CardFinder(path, imgsz), CornerReader(reader), conf=conf,
+        return CardReaderDetector(CardFinder(path, imgsz, session=session), CornerReader(reader),
+                                  conf=conf,
                                   looks=PHOTO_LOOKS if photo else LIVE_LOOKS,
                                   turns=PHOTO_TURNS if photo else ())
-    yolo = OnnxDetector(path, imgsz or (640 if photo else None), conf)
+    yolo = OnnxDetector(path, imgsz or (640 if photo else None), conf, session=session)
     if reader == "auto":
         reader = path.with_name("index_reader.onnx")
         if not reader.is_file():
