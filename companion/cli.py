@@ -261,31 +261,36 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from .detector import evaluate as ev
     from .detector.card_reader import CardReaderDetector
-    from .detector.model import CARD_FINDER, DEFAULT_MODEL, ModelError, load_detector
+    from .detector.model import (CARD_FINDER, DEFAULT_MODEL, LIVE_FINDER, ModelError,
+                                 load_detector)
     if args.model:
         reader = {"auto": "auto", "off": None}.get(args.reader, args.reader)
-        designs = [(Path(args.model).name, Path(args.model), reader)]
+        designs = [(Path(args.model).name, Path(args.model), Path(args.model), reader)]
     else:                         # every shipped design, side by side
         designs = []
         if CARD_FINDER.is_file():
-            designs.append(("card finder + corner reader", CARD_FINDER, "auto"))
+            # Photos through the float finder, video frames through its int8 copy: as
+            # `detect` and `watch` run them.
+            live = LIVE_FINDER if LIVE_FINDER.is_file() else CARD_FINDER
+            designs.append(("card finder + corner reader", CARD_FINDER, live, "auto"))
         if DEFAULT_MODEL.with_name("index_reader.onnx").is_file():
-            designs.append(("index yolo + index reader", DEFAULT_MODEL, "auto"))
-        designs.append(("index yolo alone", DEFAULT_MODEL, None))
+            designs.append(("index yolo + index reader", DEFAULT_MODEL, DEFAULT_MODEL, "auto"))
+        designs.append(("index yolo alone", DEFAULT_MODEL, DEFAULT_MODEL, None))
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
     if not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
-    for name, model, reader in designs:
+    for name, model, live_model, reader in designs:
         try:
             det = load_detector(model, args.imgsz, args.conf, reader, photo=True)
-            live = load_detector(model, args.imgsz, args.conf, reader)
+            live = load_detector(live_model, args.imgsz, args.conf, reader)
         except ModelError as exc:
             raise CommandError(str(exc)) from None
         if args.tta:
             from .detector.model import RotationTTA
             det, live = RotationTTA(det), RotationTTA(live)
             name += " +tta"
-        print(f"== {name} ({model.name}, {det.imgsz} px for photos, {live.imgsz} px rendered)")
+        print(f"== {name} ({model.name}, {det.imgsz} px for photos; {live_model.name}, "
+              f"{live.imgsz} px rendered)")
         if real.is_dir():
             r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
             print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
@@ -311,7 +316,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                       f"other {r['confusion_other']}")
     if args.timing:
         t = ev.time_backends(DEFAULT_MODEL, DEFAULT_MODEL.with_suffix(".pt"), 320,
-                             finder=CARD_FINDER)
+                             finder=CARD_FINDER, live_finder=LIVE_FINDER)
         print("inference per 320 px frame (median of 100, this machine): "
               + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()))
     return 0

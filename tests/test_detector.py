@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from companion.detector.card_reader import CardReaderDetector
-from companion.detector.model import CARD_FINDER, DEFAULT_MODEL, ModelError, load_detector
+from companion.detector.model import (CARD_FINDER, DEFAULT_MODEL, LIVE_FINDER, ModelError,
+                                      load_detector)
 from companion.engine.cards import CLASS_NAMES
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
@@ -66,7 +67,7 @@ def test_card_finder_onnx_and_ultralytics_agree():
     card outline (corners within a few pixels) and score."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
     from ultralytics import YOLO
-    finder = load_detector().finder
+    finder = load_detector(CARD_FINDER).finder
     model = YOLO(str(CARD_FINDER.with_suffix(".pt")))
     for card, angle in (("8c", 20), ("Qh", 100)):
         img = clean_card(card, angle=angle)
@@ -78,6 +79,40 @@ def test_card_finder_onnx_and_ultralytics_agree():
         d = np.linalg.norm(quads[0][:, None] - ref[0][None], axis=2).min(1)
         assert d.max() < 6, d
         assert abs(float(scores[0]) - float(res.obb.conf[0])) < 0.05
+
+
+def test_video_takes_the_int8_finder_and_photos_the_float_one():
+    assert load_detector().finder.path == LIVE_FINDER
+    assert load_detector(photo=True).finder.path == CARD_FINDER
+
+
+@pytest.mark.parametrize("card,angle", [("8c", 20), ("Qh", 100), ("3s", 215)])
+def test_int8_finder_finds_the_outline_the_float_one_finds(card, angle):
+    """Quantisation keeps the head float, so the outline moves by a few pixels at most."""
+    img = clean_card(card, angle=angle)
+    q8, s8 = load_detector().finder(img)
+    qf, sf = load_detector(CARD_FINDER).finder(img)
+    assert len(q8) == len(qf) == 1
+    d = np.linalg.norm(q8[0][:, None] - qf[0][None], axis=2).min(1)
+    assert d.max() < 8, d
+    assert abs(float(s8[0]) - float(sf[0])) < 0.1
+
+
+def test_quantising_keeps_the_head_float_and_the_model_works(tmp_path):
+    import onnx
+    from companion.detector.quantize import float_nodes, quantize
+    keep = set(float_nodes(onnx.load(str(CARD_FINDER)).graph))
+    # The head's output layers and box decoding stay float; its inner convs and
+    # everything before the head go int8.
+    assert "/model.23/cv2.0/cv2.0.2/Conv" in keep and "/model.23/dfl/conv/Conv" in keep
+    assert "/model.23/cv4.1/cv4.1.2/Conv" in keep
+    assert "/model.23/cv2.0/cv2.0.0/conv/Conv" not in keep
+    assert not any(n.startswith("/model.22/") for n in keep)
+    out = quantize(CARD_FINDER, tmp_path / "finder-int8.onnx", calib=4)
+    ops = {n.op_type for n in onnx.load(str(out)).graph.node}
+    assert "QuantizeLinear" in ops
+    det = load_detector(out, reader=CARD_FINDER.with_name("corner_reader.onnx"))
+    assert top1(det(clean_card("Jd", angle=30))) == "Jd"
 
 
 def test_onnx_and_torch_backends_agree():

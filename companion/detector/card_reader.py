@@ -23,7 +23,7 @@ import numpy as np
 
 from ..engine.cards import CLASS_NAMES
 from .index_reader import IndexReader, small_cnn
-from .model import Detections, ModelError, default_threads, letterbox, onnx_session
+from .model import Detections, ModelError, default_threads, letterbox, onnx_session, shrink
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 CORNER_W, CORNER_H = 0.34, 0.36      # share of the card's width / height read at a corner
@@ -106,7 +106,7 @@ class CardFinder:
 
     def __init__(self, path: str | Path, imgsz: int | None = None, conf: float = 0.3,
                  iou: float = 0.5, threads: int | None = None, session=None) -> None:
-        path = Path(path)
+        self.path = path = Path(path)
         self.session = session or onnx_session(path, threads or default_threads())
         inp = self.session.get_inputs()[0]
         self.input_name = inp.name
@@ -169,22 +169,21 @@ class CardReaderDetector:
             reads = reads[:2]
         return [corner_crop(image, card) for card in reads]
 
-    def read_card(self, image: np.ndarray, quad: np.ndarray):
-        """Probabilities and corner regions of each reading of one outline."""
-        crops = self._crops(image, quad)
-        return self.reader([c for c, _ in crops]), [r for _, r in crops]
-
-    def _read(self, image: np.ndarray, quad: np.ndarray, conf: float):
-        """One card: its best identity's pooled probability and a detection per end
-        that reads it."""
-        H, W = image.shape[:2]
+    def _prepare(self, image: np.ndarray, quad: np.ndarray):
+        """One card's corner crops: each look's outline read at each end (and sideways
+        when near square), as (crops, looks, ends, regions of the last look)."""
         outlines = [quad if look == "found" else refine_quad(image, quad) for look in self.looks]
         per_look = [self._crops(image, q) for q in outlines]
         n = min(len(c) for c in per_look)
-        # One reader call for every look's crops; the looks' readings are averaged.
-        probs = self.reader([c for crops in per_look for c, _ in crops[:n]])
-        probs = probs.reshape(len(outlines), n, -1).mean(0)
-        regions = [r for _, r in per_look[-1][:n]]
+        return ([c for crops in per_look for c, _ in crops[:n]], len(outlines), n,
+                [r for _, r in per_look[-1][:n]])
+
+    @staticmethod
+    def _decide(probs: np.ndarray, looks: int, ends: int, regions, conf: float, W: int, H: int):
+        """One card from its crops' probabilities: its best identity's pooled probability
+        and a detection per end that reads it."""
+        # The looks' readings are averaged.
+        probs = probs.reshape(looks, ends, -1).mean(0)
         # A card has one identity: pool the readings of its two ends (upright and half
         # turned), and take the portrait or the sideways pair, whichever reads a card
         # (a box near square can be taken the wrong way round), then report each end
@@ -202,6 +201,21 @@ class CardReaderDetector:
                 found.append(([x1, y1, x2, y2], float(p[cls]), cls))
         return float(pooled[k][cls]), found
 
+    def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float):
+        """Every outline read with one reader call (a call costs more than a crop):
+        (quad, pooled probability, detections) per outline."""
+        if not quads:
+            return []
+        H, W = image.shape[:2]
+        prepared = [self._prepare(image, q) for q in quads]
+        probs = self.reader([c for crops, *_ in prepared for c in crops])
+        out, i = [], 0
+        for q, (crops, looks, ends, regions) in zip(quads, prepared):
+            out.append((q, *self._decide(probs[i:i + len(crops)], looks, ends, regions, conf,
+                                         W, H)))
+            i += len(crops)
+        return out
+
     def _turned(self, image: np.ndarray, ang: float) -> list[np.ndarray]:
         """The finder's outlines on the picture turned by `ang` degrees, mapped back."""
         H, W = image.shape[:2]
@@ -216,12 +230,13 @@ class CardReaderDetector:
 
     def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
         conf = self.conf if conf is None else conf
-        cards = [(q, *self._read(image, q, conf)) for q in self.finder(image)[0]]
+        quads = list(self.finder(image)[0])
         # More looks from other angles (still photos): a box the finder gets badly wrong at
         # one angle it usually gets right at another. (Tried on video as a fallback when
         # the first look read nothing: no flip gained, one false flip made.)
         for ang in self.turns:
-            cards += [(q, *self._read(image, q, conf)) for q in self._turned(image, ang)]
+            quads += self._turned(image, ang)
+        cards = self._read_all(image, quads, conf)
         # Several outlines of one card: keep the one that reads best.
         cards.sort(key=lambda c: -c[1])
         kept: list[tuple[np.ndarray, list]] = []
@@ -263,7 +278,7 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
     if patch.ndim == 3:
         patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
     if f < 1.0:
-        patch = cv2.resize(patch, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        patch = shrink(patch, max(1, round(patch.shape[1] * f)), max(1, round(patch.shape[0] * f)))
     patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), 1.0)
     gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
@@ -271,46 +286,59 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
     p = (pts - (x0, y0)) * f
     centre = p.mean(0)
     Ls = L * f
-    t = np.linspace(0.12, 0.88, 32)
+    t = np.linspace(0.12, 0.88, 32, dtype=np.float32)
 
     def scores(m, u, n, length, angles, offsets):
-        """Edge strength of each (turn, shift) of the side through m along u."""
-        c, s = np.cos(angles), np.sin(angles)
-        ua = np.stack([c * u[0] - s * u[1], s * u[0] + c * u[1]], 1)      # (A, 2)
-        na = np.stack([c * n[0] - s * n[1], s * n[0] + c * n[1]], 1)
-        pts_s = (m[None, None, None, :] + offsets[None, :, None, None] * na[:, None, None, :]
-                 + ((t - 0.5) * length)[None, None, :, None] * ua[:, None, None, :])
-        xs = np.clip(np.round(pts_s[..., 0]).astype(int), 0, pw - 1)
-        ys = np.clip(np.round(pts_s[..., 1]).astype(int), 0, ph - 1)
-        inside = ((pts_s[..., 0] >= 0) & (pts_s[..., 0] < pw) & (pts_s[..., 1] >= 0)
-                  & (pts_s[..., 1] < ph))
+        """Edge strength of each (side, turn, shift) of the four sides, side i through
+        m[i] along u[i] with outward normal n[i]: (4, A, D), and the turned directions."""
+        # float32 throughout: the gathers below are memory-bound.
+        m, u, n, length = (np.float32(v) for v in (m, u, n, length))
+        offsets = np.float32(offsets)
+        c = np.cos(angles).astype(np.float32)[None, :, None]
+        s = np.sin(angles).astype(np.float32)[None, :, None]
+        ua = np.concatenate([c * u[:, None, :1] - s * u[:, None, 1:],
+                             s * u[:, None, :1] + c * u[:, None, 1:]], 2)     # (4, A, 2)
+        na = np.concatenate([c * n[:, None, :1] - s * n[:, None, 1:],
+                             s * n[:, None, :1] + c * n[:, None, 1:]], 2)
+        along = (t[None, :] - 0.5) * length[:, None]                          # (4, T)
+        pts_s = (m[:, None, None, None, :]
+                 + offsets[:, None, :, None, None] * na[:, :, None, None, :]
+                 + along[:, None, None, :, None] * ua[:, :, None, None, :])   # (4, A, D, T, 2)
+        xs = np.round(pts_s[..., 0]).astype(np.intp)
+        ys = np.round(pts_s[..., 1]).astype(np.intp)
+        inside = (xs >= 0) & (xs < pw) & (ys >= 0) & (ys < ph)
+        np.clip(xs, 0, pw - 1, out=xs)
+        np.clip(ys, 0, ph - 1, out=ys)
         # Bright inside, darker outside: the gradient points inward, against the normal.
-        g = -(gx[ys, xs] * na[:, None, None, 0] + gy[ys, xs] * na[:, None, None, 1])
+        g = -(gx[ys, xs] * na[:, :, None, None, 0] + gy[ys, xs] * na[:, :, None, None, 1])
         # Only steps the right way count, so a dark line inside the card (a court card's
         # frame) does not cancel out along the side.
-        return np.where(inside, np.clip(g, 0, None), 0).mean(2), ua, na
+        return np.where(inside, np.maximum(g, 0), 0).mean(3), ua, na
 
-    # Coarse to fine: 2 degrees and 2 pixels, then half a degree and half a pixel.
+    # Coarse to fine: 2 degrees and 2 pixels, then half a degree and half a pixel; all
+    # four sides at once (one numpy pass each, ~4x faster than side by side).
     coarse_a = np.deg2rad(np.arange(-turn, turn + 0.5, 2.0))
     coarse_d = np.arange(-search * Ls, search * Ls + 0.5, 2.0)
     fine_a, fine_d = np.deg2rad(np.arange(-2.0, 2.01, 0.5)), np.arange(-2.0, 2.01, 0.5)
-    lines = []
-    for i in range(4):
-        a, b = p[i], p[(i + 1) % 4]
-        u = (b - a) / max(np.linalg.norm(b - a), 1e-6)
-        n = np.array([u[1], -u[0]])
-        if np.dot(n, (a + b) / 2 - centre) < 0:
-            n = -n                                       # outward
-        m, length = (a + b) / 2, np.linalg.norm(b - a)
-        sc, ua, na = scores(m, u, n, length, coarse_a, coarse_d)
-        ai, di = np.unravel_index(int(sc.argmax()), sc.shape)
-        if sc[ai, di] < MIN_EDGE:
-            lines.append((a, u))                         # no clear edge: keep the side
-            continue
-        m2 = m + coarse_d[di] * na[ai]
-        sc, ua, na = scores(m2, ua[ai], na[ai], length, fine_a, fine_d)
-        ai, di = np.unravel_index(int(sc.argmax()), sc.shape)
-        lines.append((m2 + fine_d[di] * na[ai], ua[ai]))
+    a, b = p, np.roll(p, -1, axis=0)
+    length = np.linalg.norm(b - a, axis=1)
+    u = (b - a) / np.maximum(length, 1e-6)[:, None]
+    n = np.stack([u[:, 1], -u[:, 0]], 1)
+    n *= np.where(np.einsum("ij,ij->i", n, (a + b) / 2 - centre) < 0, -1.0, 1.0)[:, None]  # outward
+    m = (a + b) / 2
+    sides = np.arange(4)
+    sc, ua, na = scores(m, u, n, length, coarse_a, np.broadcast_to(coarse_d, (4, len(coarse_d))))
+    best = sc.reshape(4, -1).argmax(1)
+    ai, di = np.unravel_index(best, sc.shape[1:])
+    edge = sc[sides, ai, di] >= MIN_EDGE
+    m2 = m + coarse_d[di][:, None] * na[sides, ai]
+    sc, ua2, na2 = scores(m2, ua[sides, ai], na[sides, ai], length, fine_a,
+                          np.broadcast_to(fine_d, (4, len(fine_d))))
+    best = sc.reshape(4, -1).argmax(1)
+    fa, fd = np.unravel_index(best, sc.shape[1:])
+    # A side with no clear edge keeps its place.
+    lines = [(m2[i] + fine_d[fd[i]] * na2[i, fa[i]], ua2[i, fa[i]]) if edge[i] else (a[i], u[i])
+             for i in range(4)]
     out = []
     for i in range(4):
         (p1, d1), (p2, d2) = lines[i - 1], lines[i]

@@ -173,13 +173,16 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
 
 
 def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 100,
-                  finder: Path | None = None) -> dict:
+                  finder: Path | None = None, live_finder: Path | None = None) -> dict:
     """Median time per 320 px frame of each design and backend, measured in one run."""
     from ..render.scene import SceneRenderer
     from .model import OnnxDetector, TorchDetector, load_detector
     frame = SceneRenderer(imgsz, 4242).render(0).image
     out = {}
     backends = []
+    if live_finder and live_finder.is_file():
+        backends.append(("card finder int8+corner reader (onnx, video)",
+                         lambda: load_detector(live_finder)))
     if finder and finder.is_file():
         backends.append(("card finder+corner reader (onnx)", lambda: load_detector(finder)))
     backends.append(("index yolo (onnx)", lambda: OnnxDetector(onnx_path, imgsz)))

@@ -22,6 +22,9 @@ from ..engine.cards import CLASS_NAMES
 MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 DEFAULT_MODEL = MODELS / "cards.onnx"            # the index design's YOLO (52 classes)
 CARD_FINDER = MODELS / "card_finder.onnx"        # the card-reader design's YOLO-OBB (1 class)
+# The same finder with int8 weights and activations but a float head (quantize.py): for
+# video, where it must keep up with the camera; still photos take the float one.
+LIVE_FINDER = MODELS / "card_finder-int8.onnx"
 PHOTO_LOOKS = ("snapped",)                        # which outlines of a card are read (card_reader)
 LIVE_LOOKS = ("found", "snapped")
 PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees a photo from
@@ -70,12 +73,25 @@ class Detector(Protocol):
     def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections: ...
 
 
+def shrink(image: np.ndarray, w: int, h: int) -> np.ndarray:
+    """Resize to w x h, fast: area averaging only by a whole factor (OpenCV's fast path;
+    a 720 px region straight to 256 px by INTER_AREA takes ~2 ms, this ~0.4 ms), then
+    bilinear for the rest (under 2x, so little aliasing)."""
+    k = int(min(image.shape[1] / w, image.shape[0] / h))
+    if k >= 2:
+        image = cv2.resize(image, (image.shape[1] // k, image.shape[0] // k),
+                           interpolation=cv2.INTER_AREA)
+    if image.shape[1] == w and image.shape[0] == h:
+        return image
+    return cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, float, float]:
     """Fit into size x size keeping the aspect ratio, grey padding (as ultralytics trains)."""
     h, w = image.shape[:2]
     r = min(size / h, size / w)
     nh, nw = int(round(h * r)), int(round(w * r))
-    resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR if r > 1 else cv2.INTER_AREA)
+    resized = shrink(image, nw, nh)
     top, left = (size - nh) // 2, (size - nw) // 2
     out = np.full((size, size, 3), 114, np.uint8)
     out[top:top + nh, left:left + nw] = resized
@@ -92,8 +108,9 @@ def nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) 
     return np.array(keep, int).reshape(-1)
 
 
-def onnx_session(path: Path, threads: int):
-    """An ONNX Runtime CPU session, or one clear ModelError naming the file."""
+def onnx_session(path: Path, threads: int, spin: bool = False):
+    """An ONNX Runtime CPU session, or one clear ModelError naming the file. spin: its
+    threads wait for work busily (faster; for the one big model of a detector only)."""
     if not path.is_file():
         raise ModelError(f"{path}: no such model file")
     try:
@@ -101,9 +118,9 @@ def onnx_session(path: Path, threads: int):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Several sessions (and the capture thread) share two cores: an idle one must
-        # not spin.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Several sessions (and the capture thread) share two cores: only the detector's
+        # big model may spin (two spinning sessions fought each other: 29 ms a frame).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
         raise ModelError(f"{path}: not a usable ONNX model ({str(exc).splitlines()[0][:160]})") \
@@ -194,6 +211,13 @@ class TorchDetector:
                           b.cls.numpy().astype(int)).sorted()
 
 
+def default_model(photo: bool = False) -> Path:
+    """The shipped model a design starts from: see load_detector."""
+    if not photo and LIVE_FINDER.is_file():
+        return LIVE_FINDER
+    return CARD_FINDER if CARD_FINDER.is_file() else DEFAULT_MODEL
+
+
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                   conf: float = 0.25, reader: str | Path | None = "auto",
                   photo: bool = False) -> Detector:
@@ -204,16 +228,17 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     - an index model (`.onnx`): YOLO proposes index boxes and `index_reader.onnx`
       beside it (or the path given) reads them; reader=None keeps YOLO's own classes;
     - a `.pt` checkpoint: ultralytics, YOLO's own classes.
-    Without a path: the card finder when it is shipped, else the index model. Without
+    Without a path: the card finder when it is shipped (its int8 copy for video frames),
+    else the index model. Without
     imgsz, each model runs at its own size: the card finder at the size it was trained
     for, the index model at 640 px for photos (`photo`) and 320 px for video frames."""
     if path is None:
-        path = CARD_FINDER if CARD_FINDER.is_file() else DEFAULT_MODEL
+        path = default_model(photo)
     path = Path(path)
     if path.suffix == ".pt":
         return TorchDetector(path, imgsz or (640 if photo else 320), conf)
     # One session, read once: its metadata says which design the file is for.
-    session = onnx_session(path, default_threads())
+    session = onnx_session(path, default_threads(), spin=True)
     if session.get_modelmeta().custom_metadata_map.get("task") == "obb":
         from .card_reader import CardFinder, CardReaderDetector, CornerReader
         if reader in ("auto", None):
