@@ -156,3 +156,26 @@ def test_a_look_from_another_angle_maps_the_outline_back():
         back = det._turned(img, ang)[0]
         d = np.linalg.norm(back[:, None] - box[None], axis=2).min(1)
         assert d.max() < 2.5, (ang, d)
+
+
+@pytest.mark.parametrize("card,angle,style,off", [("8h", 40, 9, 22), ("Kd", 20, 5, -22),
+                                                   ("5c", 70, 3, 17)])
+def test_a_box_too_far_off_to_snap_is_turned_and_read_again(card, angle, style, off):
+    """The finder's angle is sometimes well over 10 degrees off: snapping cannot turn that
+    far and the crop shows no index; the turned retries find the card."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, turn_quad
+    from companion.detector.model import MODELS
+    _, canvas, quad = _placed_card(card, angle, style=style)
+
+    class OffFinder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([turn_quad(quad, off)]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    plain = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"), retry=())
+    assert len(plain(canvas)) == 0
+    det = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))
+    found = det(canvas)
+    assert len(found) >= 1 and set(found.names) == {card}

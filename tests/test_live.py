@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import cv2
 import numpy as np
 
 from companion.detector.model import Detections
@@ -77,11 +78,33 @@ def test_motion_gate_skips_unchanged_frames():
     pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
     pipe.feed({"type": "start", "players": ["Ada", "Ben"]})
     out = run(pipe, det, 40, changing=False)
-    assert det.calls == 2          # the first frame, and once more when forced after 30
+    # The first frame and the two settling frames after it, then once more when forced
+    # after 30 unchanged frames (and its two settling frames).
+    assert det.calls == 6
     assert [c["card"] for c in out if c["type"] == "flip"] == ["Kc"]
-    gate = MotionGate()
+    gate = MotionGate(settle=2)
     a = np.zeros((100, 100, 3), np.uint8)
-    assert gate.changed(a) and not gate.changed(a + 1) and gate.changed(a + 40)
+    assert gate.changed(a) and gate.changed(a + 1) and gate.changed(a + 1)
+    assert not gate.changed(a + 1) and not gate.changed(a)
+    assert gate.changed(a + 40)
+
+
+def test_a_card_missed_while_settling_is_read_at_rest():
+    """The last frame of motion reads nothing (the card is still blurred); the frames
+    after it are unchanged, but the detector looks again and the flip is called."""
+    img = np.zeros((240, 320, 3), np.uint8)
+    moving = [img.copy() for _ in range(3)]
+    for k, m in enumerate(moving):
+        cv2.rectangle(m, (40 + 30 * k, 60), (140 + 30 * k, 200), (255, 255, 255), -1)
+    still = moving[-1]
+    det = ScriptedDetector({0: [], 3: [("9d", 0.9, (150, 130))]})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"]})
+    out = []
+    for i, im in enumerate(moving + [still] * 6):
+        det.frame = i
+        out += pipe.process(Frame(i, i / 30, im))
+    assert [c["card"] for c in out if c["type"] == "flip"] == ["9d"]
 
 
 def test_session_log_replays_to_the_same_calls(tmp_path):

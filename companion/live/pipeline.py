@@ -56,13 +56,19 @@ class Roi:
 
 
 class MotionGate:
-    """Run the detector only when the pile region changed since it last ran."""
+    """Run the detector only when the pile region changed since it last ran, and on the
+    first `settle` frames after it stops changing: the frame that last triggered it may
+    show the card still settling (blurred, half a pixel from rest), and a resting card
+    must be looked at at rest, or a card the detector missed in flight is never seen
+    (10 rendered games: 1 flip in 6 of the misses)."""
 
     def __init__(self, threshold: float = 1.6, size: tuple[int, int] = (64, 64),
-                 force_every: int = 30) -> None:
+                 force_every: int = 30, settle: int = 2) -> None:
         self.threshold, self.size, self.force_every = threshold, size, force_every
+        self.settle = settle
         self._ref: np.ndarray | None = None
         self._since = 0
+        self._settling = 0
 
     def changed(self, region: np.ndarray) -> bool:
         small = cv2.resize(cv2.cvtColor(region, cv2.COLOR_BGR2GRAY), self.size,
@@ -70,10 +76,14 @@ class MotionGate:
         self._since += 1
         if self._ref is None or self._since >= self.force_every or \
                 float(np.abs(small - self._ref).mean()) > self.threshold:
-            self._ref = small
-            self._since = 0
-            return True
-        return False
+            self._settling = self.settle
+        elif self._settling > 0:
+            self._settling -= 1
+        else:
+            return False
+        self._ref = small
+        self._since = 0
+        return True
 
 
 @dataclass

@@ -36,6 +36,7 @@ from .textures import table_texture
 FLIP_IN = 0.22        # seconds a card is in flight before it rests
 HAND_IN, HAND_STAY, HAND_OUT = 0.12, 0.35, 0.15
 SWEEP = 0.3           # seconds for a won pile to leave
+END_REST = 0.3        # a film cut to length ends at least this long after the last flip rests
 
 
 def _cls_of(name: str) -> int:
@@ -147,6 +148,8 @@ class GameFilm:
             if kind == "flip":
                 flip = next(a for a in anns if a["type"] == "flip")
                 t_rest = max(now + gap, busy_until + FLIP_IN + 0.1, last_rest + 0.3)
+                if seconds is not None and t_rest > seconds - END_REST:
+                    break         # it would land after the film ends: not in the film
                 a = self.seat_angle[flip["seat"]]
                 card = Card(self.deck.face(_cls_of(flip["card"])), flip["card"], flip["seat"],
                             (self.centre[0] + rng.normal(0, 0.05) * self.card_h,
@@ -159,6 +162,8 @@ class GameFilm:
                                  "frame": self.frame_of(t_rest), "t": round(t_rest, 4)})
             elif kind == "slap":
                 t_land = max(now + min(gap, 0.6), last_rest + 0.12)
+                if seconds is not None and t_land > seconds:
+                    break
                 seats = event["seats"]
                 legal = bool(awards)
                 for k, seat in enumerate(seats):
@@ -176,6 +181,8 @@ class GameFilm:
                     pile = []
             elif kind == "collect":
                 now = max(now + gap, busy_until)
+                if seconds is not None and now > seconds:
+                    break
                 if awards:
                     self._sweep(pile, awards[0]["seat"], now, tl)
                     busy_until = now + SWEEP
