@@ -174,10 +174,13 @@ def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, siz
 
 def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int = 100,
                   finder: Path | None = None, live_finder: Path | None = None) -> dict:
-    """Median time per 320 px frame of each design and backend, measured in one run."""
+    """Median time per 320 px frame of each design and backend, measured in one run, over
+    20 different rendered scenes (a design's cost depends on how many cards it finds and
+    how many it must read again)."""
     from ..render.scene import SceneRenderer
     from .model import OnnxDetector, TorchDetector, load_detector
-    frame = SceneRenderer(imgsz, 4242).render(0).image
+    r = SceneRenderer(imgsz, 4242)
+    frames = [r.render(i).image for i in range(20)]
     out = {}
     backends = []
     if live_finder and live_finder.is_file():
@@ -198,10 +201,11 @@ def time_backends(onnx_path: Path, pt_path: Path | None, imgsz: int, runs: int =
         backends.append(("card finder alone (torch)", lambda: _TorchFinder(ft)))
     for name, make in backends:
         det = make()
-        for _ in range(10):
+        for frame in frames[:10]:
             det(frame)
         times = []
-        for _ in range(runs):
+        for i in range(runs):
+            frame = frames[i % len(frames)]
             t0 = time.perf_counter()
             det(frame)
             times.append((time.perf_counter() - t0) * 1000)
