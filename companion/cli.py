@@ -339,7 +339,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"best weights: {best}")
     if args.export:
         from .detector.export import export_onnx
-        print(f"exported: {export_onnx(best, best.with_suffix('.onnx'), args.imgsz)}")
+        onnx = export_onnx(best, best.with_suffix('.onnx'), args.imgsz)
+        print(f"exported: {onnx}")
+        if args.int8:
+            from .detector.quantize import quantize
+            print(f"int8 copy: {quantize(onnx, onnx.with_name(onnx.stem + '-int8.onnx'))}")
     return 0
 
 
@@ -535,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup-epochs", type=float, default=None,
                    help="warm-up length in epochs (default 1)")
     p.add_argument("--export", action="store_true", help="export best.pt to ONNX afterwards")
+    p.add_argument("--int8", action="store_true",
+                   help="with --export: also write an int8 copy with a float head (for video)")
     p = add("pad-sim", cmd_pad_sim, "a simulated slap pad speaking the real protocol",
             "Serve the pad protocol over TCP (connect with socket://127.0.0.1:PORT) or a "
             "pseudo-terminal, with random slaps, for trying the companion without hardware.")
