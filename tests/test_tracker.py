@@ -123,3 +123,24 @@ def test_a_card_whose_best_corner_changes_each_frame_is_still_at_rest():
     tr = FlipTracker(frame_diag=1000)
     ev = run(tr, [dets(("5h", 0.9, a)), dets(("5h", 0.9, b))])
     assert flips(ev) == []
+
+
+def test_the_top_card_read_as_another_card_where_it_lies_is_not_a_flip():
+    """As it settles, a 6d is read 5d for good (same image, same reading): both of its
+    corners are exactly where the 6d's were, so it is the 6d misread, not a new card.
+    The real 5d lands elsewhere later and is a flip."""
+    tr = FlipTracker(frame_diag=1000)
+    six = dets(("6d", 0.98, (540, 230)), ("6d", 0.97, (636, 445)))
+    misread = dets(("5d", 0.6, (543, 226)), ("5d", 0.5, (637, 450)))
+    ev = run(tr, [six] * 3 + [misread] * 40)
+    assert [c for c, _ in flips(ev)] == ["6d"]
+    real = dets(("5d", 0.95, (500, 300)), ("5d", 0.9, (610, 520)))
+    ev = run(tr, [real] * 3, start=43)
+    assert [c for c, _ in flips(ev)] == ["5d"]
+
+
+def test_a_new_card_with_one_corner_near_an_old_one_still_flips():
+    tr = FlipTracker(frame_diag=1000)
+    two = dets(("4s", 0.95, (400, 300)), ("4s", 0.95, (480, 460)))
+    ev = run(tr, [two] * 3 + [dets(("Jc", 0.95, (405, 302)))] * 3)
+    assert [c for c, _ in flips(ev)] == ["4s", "Jc"]

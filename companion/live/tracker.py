@@ -31,6 +31,7 @@ class TrackerConfig:
     unclear_frames: int = 8        # a new card seen this long but never confident: "unclear"
     min_conf: float = 0.2          # below this a detection is ignored
     still: float = 0.025           # max centre movement between sightings, share of frame diagonal
+    same_spot: float = 0.01        # both corners this close to the top card's: a misread of it
     clear_after: float = 0.6       # seconds with no pile card seen: the pile was picked up
     ghost_grace: float = 3.0       # seconds the old pile can come back (occlusion, not pick-up)
 
@@ -72,6 +73,7 @@ class FlipTracker:
         self.cfg = config or TrackerConfig()
         self.diag = frame_diag
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
+        self.top_spots: np.ndarray | None = None    # corner centres of the top card, last seen
         self.order: list[str] = []                  # flips in order
         self.candidates: dict[str, Candidate] = {}
         self.last_pile_seen: float | None = None
@@ -83,10 +85,18 @@ class FlipTracker:
     def reset(self) -> None:
         self.pile.clear()
         self.order.clear()
+        self.top_spots = None
         self.candidates.clear()
         self.ghosts.clear()
         self.aliases.clear()
         self.last_pile_seen = None
+
+    def _on_top_spot(self, centres: np.ndarray) -> bool:
+        # Both ends must match: one corner can land near an old one by chance.
+        if self.top_spots is None or len(self.top_spots) < 2 or len(centres) < 2:
+            return False
+        d = np.linalg.norm(centres[:, None] - self.top_spots[None], axis=2).min(1)
+        return bool((d <= self.cfg.same_spot * self.diag).all())
 
     @property
     def top(self) -> str | None:
@@ -114,6 +124,7 @@ class FlipTracker:
             if back:
                 self.pile.update(self.ghosts)
                 self.order = self.ghost_order + [c for c in self.order if c not in self.ghosts]
+                self.top_spots = None     # where the top card is: known when next seen
                 self.ghosts = {}
                 self.last_pile_seen = t
                 events.append(TrackEvent("pile_restored", frame, t, card=back[0]))
@@ -124,6 +135,8 @@ class FlipTracker:
             if n in self.pile:
                 self.pile[n] = b
                 seen_pile = True
+                if n == self.top:
+                    self.top_spots = np.stack(spots[n])
         if seen_pile:
             self.last_pile_seen = t
         elif self.pile and self.last_pile_seen is not None and \
@@ -133,6 +146,7 @@ class FlipTracker:
             self.ghost_until = t + cfg.ghost_grace
             self.pile.clear()
             self.order.clear()
+            self.top_spots = None
             self.candidates.clear()
             self.aliases.clear()
             self.last_pile_seen = None
@@ -144,6 +158,12 @@ class FlipTracker:
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
             centres = np.stack(spots[n])
+            if self._on_top_spot(centres):
+                # Every corner exactly where the top card's are: the top card read another
+                # way (a 6d read 5d as it settles), not a new card, which lands elsewhere.
+                self.aliases[n] = self.top
+                self.last_pile_seen = t
+                continue
             cand = self.candidates.get(n)
             # Moved: no corner seen now is where one of its corners was last frame.
             moved = cand is not None and np.linalg.norm(
@@ -169,6 +189,7 @@ class FlipTracker:
             win = max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen))
             self.pile[win.card] = win.box
             self.order.append(win.card)
+            self.top_spots = win.centres
             self.last_pile_seen = t
             events.append(TrackEvent("flip", frame, t, card=win.card,
                                      confidence=win.conf_sum / win.seen,
