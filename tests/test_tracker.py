@@ -144,3 +144,13 @@ def test_a_new_card_with_one_corner_near_an_old_one_still_flips():
     two = dets(("4s", 0.95, (400, 300)), ("4s", 0.95, (480, 460)))
     ev = run(tr, [two] * 3 + [dets(("Jc", 0.95, (405, 302)))] * 3)
     assert [c for c, _ in flips(ev)] == ["4s", "Jc"]
+
+
+def test_a_new_card_flying_in_squarely_onto_the_last_still_flips():
+    tr = FlipTracker(frame_diag=1000)
+    three = dets(("3d", 0.95, (620, 251)), ("3d", 0.6, (734, 439)))
+    flying = [dets(("4s", 0.96, (670 + 10 * i, 68 + 40 * i)), ("4s", 0.96, (673 + 10 * i, 263 + 40 * i)))
+              for i in range(4)]
+    landed = dets(("4s", 0.95, (622, 242)), ("4s", 0.7, (736, 439)))
+    ev = run(tr, [three] * 3 + flying + [landed] * 3)
+    assert [c for c, _ in flips(ev)] == ["3d", "4s"]

@@ -158,9 +158,10 @@ class FlipTracker:
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
             centres = np.stack(spots[n])
-            if self._on_top_spot(centres):
-                # Every corner exactly where the top card's are: the top card read another
-                # way (a 6d read 5d as it settles), not a new card, which lands elsewhere.
+            if n not in self.candidates and self._on_top_spot(centres):
+                # First seen with both corners exactly where the top card's are: the top
+                # card read another way (a 6d read 5d as it settles). A new card is seen
+                # flying in first, even one that lands squarely on the last.
                 self.aliases[n] = self.top
                 self.last_pile_seen = t
                 continue
