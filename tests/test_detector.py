@@ -70,15 +70,17 @@ def test_card_finder_onnx_and_ultralytics_agree():
     finder = load_detector(CARD_FINDER).finder
     model = YOLO(str(CARD_FINDER.with_suffix(".pt")))
     for card, angle in (("8c", 20), ("Qh", 100)):
-        img = clean_card(card, angle=angle)
+        # Square, so both letterbox it the same way (ultralytics pads to a multiple of 32,
+        # ours pads square): what is left to differ is the runtime.
+        img = np.ascontiguousarray(clean_card(card, angle=angle)[:, 80:560])
         quads, scores = finder(img)
         res = model.predict(img, imgsz=finder.imgsz, device="cpu", verbose=False, conf=0.3)[0]
         ref = res.obb.xyxyxyxy.numpy()
         assert len(quads) == len(ref) == 1
         # Same corners, whatever order each lists them in.
         d = np.linalg.norm(quads[0][:, None] - ref[0][None], axis=2).min(1)
-        assert d.max() < 6, d
-        assert abs(float(scores[0]) - float(res.obb.conf[0])) < 0.05
+        assert d.max() < 2, d
+        assert abs(float(scores[0]) - float(res.obb.conf[0])) < 0.02
 
 
 def test_video_takes_the_int8_finder_and_photos_the_float_one():
@@ -88,13 +90,14 @@ def test_video_takes_the_int8_finder_and_photos_the_float_one():
 
 @pytest.mark.parametrize("card,angle", [("8c", 20), ("Qh", 100), ("3s", 215)])
 def test_int8_finder_finds_the_outline_the_float_one_finds(card, angle):
-    """Quantisation keeps the head float, so the outline moves by a few pixels at most."""
+    """Quantisation keeps the head float, so the outline moves by a few pixels at most
+    (within 3 % of the card's 400 px height; snapping then fits the card's edges)."""
     img = clean_card(card, angle=angle)
     q8, s8 = load_detector().finder(img)
     qf, sf = load_detector(CARD_FINDER).finder(img)
     assert len(q8) == len(qf) == 1
     d = np.linalg.norm(q8[0][:, None] - qf[0][None], axis=2).min(1)
-    assert d.max() < 8, d
+    assert d.max() < 12, d
     assert abs(float(s8[0]) - float(sf[0])) < 0.1
 
 
