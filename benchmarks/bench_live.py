@@ -1,6 +1,6 @@
 """Live referee figures on rendered games (ground truth from the renderer).
 
-    python benchmarks/bench_live.py [--games 10] [--seconds 40] [--model PATH]
+    python benchmarks/bench_live.py [--games 10] [--first-seed 1] [--seconds 40] [--model PATH]
 
 For each game (a different seed: table, deck style, light, camera, players) it
 films the game to mp4, runs the `watch` pipeline on the file with the shipped
@@ -78,6 +78,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10)
     ap.add_argument("--seconds", type=float, default=40.0)
+    ap.add_argument("--first-seed", type=int, default=1,
+                    help="seed of the first game (default 1: games 1..N)")
     ap.add_argument("--model", default=None,
                     help="detector model (default: the shipped design, as `watch` uses it)")
     args = ap.parse_args()
@@ -85,7 +87,7 @@ def main() -> None:
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
     lat_ms, frames, secs, frames_ng, secs_ng = [], 0, 0.0, 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in range(1, args.games + 1):
+        for seed in range(args.first_seed, args.first_seed + args.games):
             truth, calls, stats, pipe = run_game(det, seed, args.seconds, Path(tmp))
             s = score(truth, calls, 30.0)
             for k in totals:
@@ -99,7 +101,7 @@ def main() -> None:
                   f"{s['duplicates']} duplicates, {s['occluded']} under hands; "
                   f"{stats.frames / stats.seconds:.0f} frames/s", flush=True)
         # Throughput without gating, on one game.
-        _, _, stats, _ = run_game(det, 1, args.seconds, Path(tmp), gate=False)
+        _, _, stats, _ = run_game(det, args.first_seed, args.seconds, Path(tmp), gate=False)
         frames_ng, secs_ng = stats.frames, stats.seconds
     prec = totals["matched"] / totals["called"] if totals["called"] else 0.0
     rec = totals["matched"] / totals["true"] if totals["true"] else 0.0
