@@ -342,8 +342,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = export_onnx(best, best.with_suffix('.onnx'), args.imgsz)
         print(f"exported: {onnx}")
         if args.int8:
+            from .detector.model import ModelError
             from .detector.quantize import quantize
-            print(f"int8 copy: {quantize(onnx, onnx.with_name(onnx.stem + '-int8.onnx'))}")
+            try:
+                print(f"int8 copy: {quantize(onnx, onnx.with_name(onnx.stem + '-int8.onnx'))}")
+            except ModelError as exc:
+                raise CommandError(f"{onnx}: {exc}") from None
     return 0
 
 

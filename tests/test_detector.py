@@ -206,3 +206,16 @@ def test_fine_tuning_keeps_the_checkpoint_weights_and_a_yaml_downloads_nothing()
     s = train_settings("yolo11n-obb.yaml")
     assert s["pretrained"] is False and s["lr0"] == 0.002
     assert train_settings("x.pt", lr0=2e-4, warmup_epochs=0)["warmup_epochs"] == 0
+
+
+@pytest.mark.parametrize("src,dst", [((720, 720), (256, 256)), ((320, 320), (256, 256)),
+                                     ((480, 640), (192, 256)), ((100, 120), (256, 307))])
+def test_shrink_gives_the_size_asked_and_the_picture_area_averaging_gives(src, dst):
+    from companion.detector.model import shrink
+    rng = np.random.default_rng(1)
+    img = cv2.GaussianBlur(rng.integers(0, 255, (*src, 3), dtype=np.uint8), (0, 0), 3)
+    out = shrink(img, dst[1], dst[0])
+    assert out.shape == (*dst, 3)
+    ref = cv2.resize(img, (dst[1], dst[0]), interpolation=cv2.INTER_AREA if dst[0] < src[0]
+                     else cv2.INTER_LINEAR)
+    assert np.abs(out.astype(int) - ref).mean() < 3
