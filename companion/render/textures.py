@@ -53,7 +53,7 @@ def _cloth(h: int, w: int, rng: np.random.Generator) -> np.ndarray:
     kind = rng.integers(3)
     # Checks and stripes from fine to coarse, in pixels of whatever size is rendered: a
     # 256 px training scene must also see the fine checks a 720p frame shrinks to (the
-    # finder, trained on 15-60 px checks only, lost every card on a fine checked cloth).
+    # finder, trained on 15-60 px checks only, missed most cards on a finely checked cloth).
     if kind == 0:      # checks
         s = np.exp(rng.uniform(np.log(4), np.log(60)))
         pat = ((xx // s + yy // s) % 2).astype(np.float32)
