@@ -68,16 +68,16 @@ def corner_crop(image: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.nda
     quad = corner_quad(card)
     dst = np.float32([[0, 0], [CROP_W, 0], [CROP_W, CROP_H], [0, CROP_H]])
     side = float(np.linalg.norm(quad[3] - quad[0]))
-    shrink = side / (CROP_H * 1.25)
+    factor = side / (CROP_H * 1.25)
     src, img = quad, image
-    if shrink > 1.5:
+    if factor > 1.5:
         H, W = image.shape[:2]
         x0, y0 = np.floor(quad.min(0)).astype(int) - 2
         x1, y1 = np.ceil(quad.max(0)).astype(int) + 2
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
         if x1 - x0 >= 2 and y1 - y0 >= 2:
             region = image[y0:y1, x0:x1]
-            nw, nh = max(1, int(round((x1 - x0) / shrink))), max(1, int(round((y1 - y0) / shrink)))
+            nw, nh = max(1, int(round((x1 - x0) / factor))), max(1, int(round((y1 - y0) / factor)))
             img = cv2.resize(region, (nw, nh), interpolation=cv2.INTER_AREA)
             src = (quad - np.float32([x0, y0])) * np.float32([nw / (x1 - x0), nh / (y1 - y0)])
     M = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
