@@ -179,3 +179,32 @@ def test_a_box_too_far_off_to_snap_is_turned_and_read_again(card, angle, style, 
     det = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))
     found = det(canvas)
     assert len(found) >= 1 and set(found.names) == {card}
+
+
+@pytest.mark.parametrize("style,off", [(3, 14), (5, -18)])
+def test_a_box_that_reads_one_end_only_is_turned_and_read_again(style, off):
+    """A box between the top card and the pile (the finder's angle 14-18 degrees off)
+    reads the top card at one end only; the turned retries read it at both."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, turn_quad
+    from companion.detector.model import MODELS
+    deck = Deck(DeckStyle.random(style))
+    canvas = np.full((600, 600, 3), (40, 70, 30), np.uint8)
+    for name, ang, centre in (("7d", 0, (260, 250)), ("7h", -20, (300, 300))):
+        face = deck.face(CLASS_NAMES.index(name))
+        H = card_transform(face, centre, 420, ang)
+        warp_onto(canvas, face, H)
+    fh, fw = face.image.shape[:2]
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    box = turn_quad(quad, off)
+
+    class OffFinder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([box]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    plain = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"), retry=())
+    assert len(plain(canvas)) == 1
+    found = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))(canvas)
+    assert len(found) == 2 and set(found.names) == {"7h"}

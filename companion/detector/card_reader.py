@@ -225,15 +225,17 @@ class CardReaderDetector:
         return out
 
     def _retry(self, image: np.ndarray, card, conf: float):
-        """A found card that read nothing, its box turned each way and read again: the
-        finder's angle can be more than the 10 degrees snapping turns (4.7 % of its
-        validation cards). The best turned box is kept only if both ends read the card."""
-        q, _, found = card
-        if found or not self.retry:
+        """A found card that read nothing, or one end only, its box turned each way and
+        read again: the finder's angle can be more than the 10 degrees snapping turns
+        (4.7 % of its validation cards), and a box between the top card and the pile can
+        read a corner of the card below. The best turned box is kept only if both its
+        ends read the card, and read it better."""
+        q, pooled, found = card
+        if (found and pooled >= RETRY_MIN) or not self.retry:
             return card
         best = max(self._read_all(image, [turn_quad(q, a) for a in self.retry], conf),
                    key=lambda c: c[1])
-        return best if best[2] and best[1] >= RETRY_MIN else card
+        return best if best[2] and best[1] >= max(RETRY_MIN, pooled) else card
 
     def _turned(self, image: np.ndarray, ang: float) -> list[np.ndarray]:
         """The finder's outlines on the picture turned by `ang` degrees, mapped back."""
