@@ -89,6 +89,20 @@ def test_motion_gate_skips_unchanged_frames():
     assert gate.changed(a + 40)
 
 
+def test_motion_gate_sees_a_pale_card_land_on_a_pale_cloth():
+    """A small patch that barely moves the region's mean still counts as a change."""
+    gate = MotionGate(settle=0)
+    cloth = np.full((200, 200, 3), 215, np.uint8)
+    assert gate.changed(cloth) and not gate.changed(cloth)
+    card = cloth.copy()
+    cv2.rectangle(card, (80, 70), (110, 112), (250, 250, 250), -1)
+    assert np.abs(card.astype(int) - cloth).mean() < 1.6
+    assert gate.changed(card)
+    assert not gate.changed(card)
+    noisy = np.clip(card + np.random.default_rng(0).normal(0, 4, card.shape), 0, 255)
+    assert not gate.changed(noisy.astype(np.uint8))      # sensor noise is not a change
+
+
 def test_a_card_missed_while_settling_is_read_at_rest():
     """The last frame of motion reads nothing (the card is still blurred); the frames
     after it are unchanged, but the detector looks again and the flip is called."""

@@ -154,3 +154,37 @@ def test_a_new_card_flying_in_squarely_onto_the_last_still_flips():
     landed = dets(("4s", 0.95, (622, 242)), ("4s", 0.7, (736, 439)))
     ev = run(tr, [three] * 3 + flying + [landed] * 3)
     assert [c for c, _ in flips(ev)] == ["3d", "4s"]
+
+
+def test_a_won_pile_starts_a_new_one_at_once():
+    """The referee gave the pile away and the next card lands 0.2 s after the old pile
+    left view: it is a flip, and so is a card of the old pile played again later."""
+    tr = FlipTracker(frame_diag=1000)
+    seq = [dets(("Qh", 0.9, (300, 300)))] * 3
+    seq += [dets(("Qh", 0.9, (300, 300)), ("9d", 0.9, (320, 310)))] * 3
+    ev = run(tr, seq)
+    assert flips(ev) == [("Qh", 1), ("9d", 4)]
+    tr.pile_won(6 / FPS)
+    seq = [dets(("Qh", 0.9, (300 + 40 * k, 300)), ("9d", 0.9, (320 + 40 * k, 310)))
+           for k in range(4)]                             # the winner sweeps it away
+    seq += [dets()] * 6                                   # 0.2 s of bare table
+    seq += [dets(("4d", 0.9, (310, 300)))] * 30           # the next card
+    seq += [dets(("4d", 0.8, (300, 290)), ("Qh", 0.9, (320, 310)))] * 3   # Qh comes back
+    ev = run(tr, seq, start=6)
+    assert flips(ev) == [("4d", 17), ("Qh", 47)]
+    assert tr.order == ["4d", "Qh"]
+
+
+def test_a_won_pile_still_in_view_is_not_flipped_and_its_pick_up_is_said_once():
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("2s", 0.9, (300, 300)))] * 3)
+    tr.pile_won()
+    # Nobody picked it up yet: the next card lands on it.
+    seq = [dets(("2s", 0.9, (300, 300)))] * 3
+    seq += [dets(("2s", 0.9, (300, 300)), ("Jc", 0.9, (330, 330)))] * 3
+    ev = run(tr, seq, start=3)
+    assert flips(ev) == [("Jc", 7)] and tr.order == ["Jc"]
+    # The old pile leaves view; the new one stays: one pile_cleared, nothing reset.
+    ev = run(tr, [dets(("Jc", 0.9, (330, 330)))] * 30, start=9)
+    assert [e.type for e in ev] == ["pile_cleared"]
+    assert tr.order == ["Jc"]

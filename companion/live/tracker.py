@@ -11,6 +11,10 @@ some frames) is an alias of it, not another card.
 When no pile card has been seen for a while, the pile was picked up: the
 tracker resets, but keeps the old pile's identities for a grace period. If
 they come back, it was a hand held over the pile, and the pile is restored.
+
+When the referee gives the pile away (a slap, a challenge won), `pile_won`
+starts a new pile at once: the next card can land before the old pile is out
+of view, and a card of the old pile, once back in a hand, is a flip again.
 """
 
 from __future__ import annotations
@@ -68,6 +72,10 @@ class TrackEvent:
         return d
 
 
+def _centre(box: np.ndarray) -> np.ndarray:
+    return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], np.float64)
+
+
 class FlipTracker:
     def __init__(self, config: TrackerConfig | None = None, frame_diag: float = 1000.0) -> None:
         self.cfg = config or TrackerConfig()
@@ -81,6 +89,9 @@ class FlipTracker:
         self.ghost_until = 0.0
         self.ghost_order: list[str] = []
         self.aliases: dict[str, str] = {}           # misread identity -> the pile card it is
+        self.leaving: dict[str, tuple[float, np.ndarray]] = {}  # won pile: card -> when, where
+        self.leaving_said = False
+        self.t = 0.0
 
     def reset(self) -> None:
         self.pile.clear()
@@ -89,6 +100,24 @@ class FlipTracker:
         self.candidates.clear()
         self.ghosts.clear()
         self.aliases.clear()
+        self.leaving.clear()
+        self.last_pile_seen = None
+
+    def pile_won(self, t: float | None = None) -> None:
+        """The referee gave the pile away: its cards are on their way to the winner's
+        hand. While they are in view they are not flips; the pile starts again empty.
+        (Waiting for them to vanish for `clear_after` missed a card that landed 0.23 s
+        after a pick-up, and every later flip of an old pile card.)"""
+        t = self.t if t is None else t
+        if self.pile:
+            self.leaving_said = False
+        # A pile already out of view (its cards kept as ghosts) was said cleared.
+        for n, b in list(self.pile.items()) + list(self.ghosts.items()):
+            self.leaving[n] = (t, _centre(b))
+        self.ghosts.clear()
+        self.pile.clear()
+        self.order.clear()
+        self.top_spots = None
         self.last_pile_seen = None
 
     def _on_top_spot(self, centres: np.ndarray) -> bool:
@@ -104,6 +133,7 @@ class FlipTracker:
 
     def update(self, frame: int, t: float, det: Detections) -> list[TrackEvent]:
         cfg = self.cfg
+        self.t = t
         events: list[TrackEvent] = []
         keep = det.confidence >= cfg.min_conf
         names = [n for n, k in zip(det.names, keep) if k]
@@ -151,9 +181,27 @@ class FlipTracker:
             self.aliases.clear()
             self.last_pile_seen = None
             events.append(TrackEvent("pile_cleared", frame, t))
+        # A won pile on its way out: gone from view for clear_after, it was picked up
+        # (said once). A card of it seen again where it was last seen is still the old
+        # pile (a hand had covered it); seen elsewhere after that, it was played again.
+        for n, (c, b) in best.items():
+            if n in self.leaving:
+                when, where = self.leaving[n]
+                if t - when < cfg.clear_after or \
+                        np.linalg.norm(_centre(b) - where) <= cfg.still * self.diag:
+                    self.leaving[n] = (t, _centre(b))
+                else:
+                    del self.leaving[n]
+        if self.leaving:
+            gone = t - max(w for w, _ in self.leaving.values())
+            if gone >= cfg.clear_after and not self.leaving_said:
+                self.leaving_said = True
+                events.append(TrackEvent("pile_cleared", frame, t))
+            if gone > cfg.clear_after + cfg.ghost_grace:
+                self.leaving.clear()
         # New identities: candidates until confirmed.
         for n, (c, b) in best.items():
-            if n in self.pile or n in self.ghosts:
+            if n in self.pile or n in self.ghosts or n in self.leaving:
                 continue
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
