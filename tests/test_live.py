@@ -207,3 +207,80 @@ def test_table_panel_shows_the_top_card_large_and_by_shape():
     empty = Game(PRESETS["base"])
     empty.start(["Ada", "Ben"])
     assert render_panel(empty).shape == (720, 560, 3)
+
+
+def test_a_card_of_a_won_pile_is_called_when_played_again():
+    """The winner sweeps the pile and the next card lands 0.15 s later, before the old
+    pile was gone long enough to count as picked up; a card of the old pile played
+    again later is still a flip."""
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))],
+                            12: [("7h", 0.9, (100, 100)), ("7s", 0.9, (110, 110))],
+                            21: [], 26: [("2c", 0.9, (160, 120))],
+                            60: [("2c", 0.9, (160, 120)), ("7h", 0.9, (200, 150))]})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = run(pipe, det, 70, slaps={18: [[1]]})
+    assert [c["type"] for c in out if c["type"] in ("award", "rejected")] == ["award"]
+    assert [(c["card"], c["frame"]) for c in out if c["type"] == "flip"] == \
+        [("7h", 6), ("7s", 13), ("2c", 27), ("7h", 61)]
+
+
+def _pale_table(cards):
+    """A pale cloth with real rendered faces on it: [(card, angle, centre)] bottom up.
+    Returns the picture and the last card's outline."""
+    from companion.render.faces import Deck, DeckStyle
+    from companion.render.scene import card_transform, warp_onto
+    deck = Deck(DeckStyle.random(7))
+    img = np.full((480, 480, 3), (214, 222, 220), np.uint8)
+    quad = None
+    for name, angle, centre in cards:
+        face = deck.face(CLASS_NAMES.index(name))
+        H = card_transform(face, centre, 200, angle)
+        warp_onto(img, face, H, shadow=0.25)
+        fh, fw = face.image.shape[:2]
+        quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    return img, quad
+
+
+def test_the_landing_outline_is_the_new_card():
+    """Still, moving, still again: the outline is where the picture changed (a white card
+    on white cards changes in patches), only while the region rests."""
+    from companion.live.landing import LandingOutline
+    from companion.detector.card_reader import _rotated_iou
+    before, _ = _pale_table([("4c", 10, (220, 240)), ("Qs", -25, (250, 230))])
+    flying, _ = _pale_table([("4c", 10, (220, 240)), ("Qs", -25, (250, 230)),
+                             ("3d", 60, (120, 330))])
+    after, quad = _pale_table([("4c", 10, (220, 240)), ("Qs", -25, (250, 230)),
+                               ("3d", 75, (235, 250))])
+    lo = LandingOutline()
+    assert [lo.update(before) for _ in range(3)] == [None] * 3
+    assert lo.update(flying) is None                  # in motion
+    got = lo.update(after)
+    assert got is None                                # still moving: it jumped here
+    got = lo.update(after)                            # the first frame at rest
+    assert got is not None and _rotated_iou(got, quad) > 0.8
+    assert lo.update(after) is got                    # kept while it rests
+    assert lo.update(before) is None                  # the pile moves again
+
+
+def test_a_card_the_finder_misses_is_read_where_it_landed():
+    """A finder that sees nothing: the flip is still called, from the landing outline."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader
+    from companion.detector.model import MODELS
+
+    class BlindFinder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+
+    det = CardReaderDetector(BlindFinder(), CornerReader(MODELS / "corner_reader.onnx"),
+                             looks=("found", "snapped"))
+    before, _ = _pale_table([("4c", 10, (220, 240))])
+    after, _ = _pale_table([("4c", 10, (220, 240)), ("9h", -35, (250, 250))])
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = []
+    for i, img in enumerate([before] * 4 + [after] * 6):
+        out += pipe.process(Frame(i, i / 30, img))
+    assert [c["card"] for c in out if c["type"] == "flip"] == ["9h"]

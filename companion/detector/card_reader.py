@@ -153,6 +153,8 @@ class CardFinder:
 class CardReaderDetector:
     """Card finder + corner reader, giving one detection per corner index read."""
 
+    takes_outlines = True       # __call__ also reads outlines found elsewhere (live: landing)
+
     def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25,
                  looks: tuple[str, ...] = ("found",),
                  turns: tuple[float, ...] = (),
@@ -249,9 +251,12 @@ class CardReaderDetector:
         return [(q @ back[:, :2].T + back[:, 2]).astype(np.float32)
                 for q in self.finder(turned)[0]]
 
-    def __call__(self, image: np.ndarray, conf: float | None = None) -> Detections:
+    def __call__(self, image: np.ndarray, conf: float | None = None,
+                 outlines: list[np.ndarray] | tuple = ()) -> Detections:
+        """outlines: more card outlines (4 x 2, image pixels) to read beside the finder's,
+        such as where the picture changed when a card landed."""
         conf = self.conf if conf is None else conf
-        quads = list(self.finder(image)[0])
+        quads = list(self.finder(image)[0]) + [np.asarray(q, np.float32) for q in outlines]
         # More looks from other angles (still photos): a box the finder gets badly wrong at
         # one angle it usually gets right at another. (Tried on video as a fallback when
         # the first look read nothing: no flip gained, one false flip made.)

@@ -19,6 +19,7 @@ import numpy as np
 from ..detector.model import Detections, Detector
 from ..engine import EventError, Game
 from .capture import Frame
+from .landing import LandingOutline
 from .tracker import FlipTracker, TrackerConfig
 
 
@@ -120,6 +121,8 @@ class LivePipeline:
         self.game = game
         self.roi = roi
         self.gate = MotionGate() if gate else None
+        # Where the last card landed: an outline the card finder can miss (pale cloths).
+        self.landing = LandingOutline() if getattr(detector, "takes_outlines", False) else None
         self.tracker_cfg = tracker
         self.tracker: FlipTracker | None = None
         self.evidence_dir = evidence_dir
@@ -182,8 +185,11 @@ class LivePipeline:
         self.frames += 1
         self._last_image = img
         self._last_frame_index = frame.index
+        landed = self.landing.update(region) if self.landing is not None else None
         if self.gate is None or self.gate.changed(region):
-            self._last_det = self.detector(region).offset(roi.x, roi.y)
+            found = self.detector(region) if landed is None else \
+                self.detector(region, outlines=[landed])
+            self._last_det = found.offset(roi.x, roi.y)
             self.inferences += 1
         # A gated frame repeats the last detections: nothing in the region moved.
         det = self._last_det

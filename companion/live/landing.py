@@ -1,0 +1,86 @@
+"""Where the pile changed between two rests: after a flip, the new card's outline.
+
+The camera is still and a flip adds one card on top of the pile, so what differs
+between the pile region at rest before a flip and at rest after it is that card
+(and its shadow). Its minimum-area rectangle is an outline the card finder can
+miss: a white card on a pale cloth, or a finder box that merges the new card with
+the pile below. The reader reads it like any found outline, so a wrong outline
+(a hand's shadow, a swept pile) reads nothing and costs only a few crops.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from ..detector.model import shrink
+
+
+class LandingOutline:
+    def __init__(self, side: int = 160, spot: float = 12.0, spot_share: float = 0.002,
+                 step: float = 22.0, min_share: float = 0.01, max_share: float = 0.45,
+                 aspect: tuple[float, float] = (1.15, 2.0), speck: int = 6) -> None:
+        """side: the region is compared at this size. A frame moved from the last when
+        over `spot_share` of its pixels step more than `spot` grey levels. The change
+        between rests is the pixels stepping more than `step` in any colour; it is a
+        card when its rectangle covers `min_share`-`max_share` of the region, is
+        `aspect` long to wide; patches under `speck` pixels are noise."""
+        self.side, self.spot, self.spot_share = side, spot, spot_share
+        self.step, self.min_share, self.max_share = step, min_share, max_share
+        self.aspect, self.speck = aspect, speck
+        self._prev: np.ndarray | None = None
+        self._rest: np.ndarray | None = None
+        self._moved = False
+        self._scale = (1.0, 1.0)
+        self.quad: np.ndarray | None = None
+
+    def reset(self) -> None:
+        self._prev = self._rest = self.quad = None
+        self._moved = False
+
+    def update(self, region: np.ndarray) -> np.ndarray | None:
+        """Feed every frame of the pile region; the new card's outline (4 x 2, region
+        pixels) while the region rests after a change, else None."""
+        H, W = region.shape[:2]
+        f = self.side / max(H, W)
+        w, h = max(1, round(W * f)), max(1, round(H * f))
+        small = cv2.GaussianBlur(shrink(region, w, h), (0, 0), 1.0).astype(np.int16)
+        self._scale = (W / w, H / h)
+        prev, self._prev = self._prev, small
+        if prev is None or prev.shape != small.shape:
+            self._rest, self._moved, self.quad = small, False, None
+            return None
+        step = np.abs(small - prev).max(2) if small.ndim == 3 else np.abs(small - prev)
+        if np.count_nonzero(step > self.spot) > self.spot_share * step.size:
+            self._moved, self.quad = True, None          # in motion: wait for rest
+            return None
+        if self._moved:
+            self._moved = False
+            self.quad = self._outline(self._rest, small)
+        self._rest = small
+        return self.quad
+
+    def _outline(self, before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
+        diff = np.abs(after - before)
+        if diff.ndim == 3:
+            diff = diff.max(2)
+        mask = (diff > self.step).astype(np.uint8)
+        k = max(3, round(self.side * 0.04)) | 1
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        # All that changed is the new card (nothing else moved), but a white card over
+        # white cards changes in patches (pips, indices, edges): take every patch but
+        # specks of noise.
+        keep = np.nonzero(stats[1:, cv2.CC_STAT_AREA] >= self.speck)[0] + 1
+        if not len(keep):
+            return None
+        pts = np.column_stack(np.nonzero(np.isin(labels, keep))[::-1]).astype(np.float32)
+        (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
+        area = mask.shape[0] * mask.shape[1]
+        long, short = max(rw, rh), min(rw, rh)
+        if short < 2 or not self.min_share <= rw * rh / area <= self.max_share:
+            return None
+        if not self.aspect[0] <= long / short <= self.aspect[1]:
+            return None
+        quad = cv2.boxPoints(((cx + 0.5, cy + 0.5), (rw, rh), ang))
+        return (quad * np.float32(self._scale)).astype(np.float32)
