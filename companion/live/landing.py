@@ -19,15 +19,19 @@ from ..detector.model import shrink
 class LandingOutline:
     def __init__(self, side: int = 160, spot: float = 12.0, spot_share: float = 0.002,
                  step: float = 22.0, min_share: float = 0.01, max_share: float = 0.45,
-                 aspect: tuple[float, float] = (1.15, 2.0), speck: int = 6) -> None:
+                 aspect: tuple[float, float] = (1.15, 2.0), speck: int = 6,
+                 keep: int = 10) -> None:
         """side: the region is compared at this size. A frame moved from the last when
         over `spot_share` of its pixels step more than `spot` grey levels. The change
         between rests is the pixels stepping more than `step` in any colour; it is a
         card when its rectangle covers `min_share`-`max_share` of the region, is
-        `aspect` long to wide; patches under `speck` pixels are noise."""
+        `aspect` long to wide; patches under `speck` pixels are noise. The outline is
+        given for the first `keep` frames at rest (the tracker has called the card by
+        then, or the outline does not read)."""
         self.side, self.spot, self.spot_share = side, spot, spot_share
         self.step, self.min_share, self.max_share = step, min_share, max_share
-        self.aspect, self.speck = aspect, speck
+        self.aspect, self.speck, self.keep = aspect, speck, keep
+        self._age = 0
         self._prev: np.ndarray | None = None
         self._rest: np.ndarray | None = None
         self._moved = False
@@ -42,29 +46,27 @@ class LandingOutline:
         """Feed every frame of the pile region; the new card's outline (4 x 2, region
         pixels) while the region rests after a change, else None."""
         H, W = region.shape[:2]
-        f = self.side / max(H, W)
+        f = min(1.0, self.side / max(H, W))
         w, h = max(1, round(W * f)), max(1, round(H * f))
-        small = cv2.GaussianBlur(shrink(region, w, h), (0, 0), 1.0).astype(np.int16)
+        small = region if f == 1.0 else shrink(region, w, h)
+        small = cv2.blur(small, (3, 3))
         self._scale = (W / w, H / h)
         prev, self._prev = self._prev, small
         if prev is None or prev.shape != small.shape:
             self._rest, self._moved, self.quad = small, False, None
             return None
-        step = np.abs(small - prev).max(2) if small.ndim == 3 else np.abs(small - prev)
-        if np.count_nonzero(step > self.spot) > self.spot_share * step.size:
+        if np.count_nonzero(_step(small, prev) > self.spot) > self.spot_share * small[..., 0].size:
             self._moved, self.quad = True, None          # in motion: wait for rest
             return None
         if self._moved:
-            self._moved = False
+            self._moved, self._age = False, 0
             self.quad = self._outline(self._rest, small)
         self._rest = small
-        return self.quad
+        self._age += 1
+        return self.quad if self._age <= self.keep else None
 
     def _outline(self, before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
-        diff = np.abs(after - before)
-        if diff.ndim == 3:
-            diff = diff.max(2)
-        mask = (diff > self.step).astype(np.uint8)
+        mask = (_step(after, before) > self.step).astype(np.uint8)
         k = max(3, round(self.side * 0.04)) | 1
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
@@ -84,3 +86,9 @@ class LandingOutline:
             return None
         quad = cv2.boxPoints(((cx + 0.5, cy + 0.5), (rw, rh), ang))
         return (quad * np.float32(self._scale)).astype(np.float32)
+
+
+def _step(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pixel, the largest absolute step of any colour channel."""
+    d = cv2.absdiff(a, b)
+    return d if d.ndim == 2 else np.maximum(np.maximum(d[..., 0], d[..., 1]), d[..., 2])
