@@ -38,10 +38,6 @@ class LandingOutline:
         self._scale = (1.0, 1.0)
         self.quad: np.ndarray | None = None
 
-    def reset(self) -> None:
-        self._prev = self._rest = self.quad = None
-        self._moved = False
-
     def update(self, region: np.ndarray) -> np.ndarray | None:
         """Feed every frame of the pile region; the new card's outline (4 x 2, region
         pixels) while the region rests after a change, else None."""
