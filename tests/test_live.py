@@ -261,6 +261,9 @@ def test_the_landing_outline_is_the_new_card():
     assert got is not None and _rotated_iou(got, quad) > 0.8
     assert lo.update(after) is got                    # kept while it rests
     assert lo.update(before) is None                  # the pile moves again
+    # The camera's exposure jumps: everything changed, which is not a card.
+    brighter = cv2.convertScaleAbs(before, alpha=1.0, beta=30)
+    assert lo.update(brighter) is None and lo.update(brighter) is None
 
 
 def test_a_card_the_finder_misses_is_read_where_it_landed():
