@@ -90,14 +90,21 @@ def test_video_takes_the_int8_finder_and_photos_the_float_one():
 
 @pytest.mark.parametrize("card,angle", [("8c", 20), ("Qh", 100), ("3s", 215)])
 def test_int8_finder_finds_the_outline_the_float_one_finds(card, angle):
-    """Quantisation keeps the head float, so the outline moves by a few pixels at most
-    (within 3 % of the card's 400 px height; snapping then fits the card's edges)."""
+    """Quantisation keeps the head float, so the outline is as close to the card as the
+    float finder's, give or take 3 % of the card's 400 px height (snapping then fits the
+    card's edges). Judged against the card's true corners: the two can err a few pixels
+    in opposite directions (run 5, 8c at 20 degrees: float 10 px off, int8 7 px)."""
     img = clean_card(card, angle=angle)
     q8, s8 = load_detector().finder(img)
     qf, sf = load_detector(CARD_FINDER).finder(img)
     assert len(q8) == len(qf) == 1
-    d = np.linalg.norm(q8[0][:, None] - qf[0][None], axis=2).min(1)
-    assert d.max() < 12, d
+    face = Deck(DeckStyle.random(21)).face(CLASS_NAMES.index(card))
+    fh, fw = face.image.shape[:2]
+    true = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]),
+                                    card_transform(face, (320, 240), 400, angle))[0]
+    err = [float(np.linalg.norm(q[0][:, None] - true[None], axis=2).min(1).max())
+           for q in (q8, qf)]
+    assert err[0] < err[1] + 12, err
     assert abs(float(s8[0]) - float(sf[0])) < 0.1
 
 
