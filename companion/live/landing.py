@@ -51,7 +51,8 @@ class LandingOutline:
         if prev is None or prev.shape != small.shape:
             self._rest, self._moved, self.quad = small, False, None
             return None
-        if np.count_nonzero(_step(small, prev) > self.spot) > self.spot_share * small[..., 0].size:
+        pixels = small.shape[0] * small.shape[1]
+        if np.count_nonzero(_step(small, prev) > self.spot) > self.spot_share * pixels:
             self._moved, self.quad = True, None          # in motion: wait for rest
             return None
         if self._moved:
