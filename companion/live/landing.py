@@ -22,7 +22,7 @@ class LandingOutline:
                  aspect: tuple[float, float] = (1.15, 2.0), speck: int = 6,
                  keep: int = 10) -> None:
         """side: the region is compared at this size. A frame moved from the last when
-        over `spot_share` of its pixels step more than `spot` grey levels. The change
+        over `spot_share` of its pixels step more than `spot` in any colour. The change
         between rests is the pixels stepping more than `step` in any colour; it is a
         card when its rectangle covers `min_share`-`max_share` of the region, is
         `aspect` long to wide; patches under `speck` pixels are noise. The outline is
@@ -35,7 +35,6 @@ class LandingOutline:
         self._prev: np.ndarray | None = None
         self._rest: np.ndarray | None = None
         self._moved = False
-        self._scale = (1.0, 1.0)
         self.quad: np.ndarray | None = None
 
     def update(self, region: np.ndarray) -> np.ndarray | None:
@@ -46,7 +45,6 @@ class LandingOutline:
         w, h = max(1, round(W * f)), max(1, round(H * f))
         small = region if f == 1.0 else shrink(region, w, h)
         small = cv2.blur(small, (3, 3))
-        self._scale = (W / w, H / h)
         prev, self._prev = self._prev, small
         if prev is None or prev.shape != small.shape:
             self._rest, self._moved, self.quad = small, False, None
@@ -57,12 +55,13 @@ class LandingOutline:
             return None
         if self._moved:
             self._moved, self._age = False, 0
-            self.quad = self._outline(self._rest, small)
+            self.quad = self._outline(self._rest, small, (W / w, H / h))
         self._rest = small
         self._age += 1
         return self.quad if self._age <= self.keep else None
 
-    def _outline(self, before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
+    def _outline(self, before: np.ndarray, after: np.ndarray,
+                 scale: tuple[float, float]) -> np.ndarray | None:
         mask = (_step(after, before) > self.step).astype(np.uint8)
         k = max(3, round(self.side * 0.04)) | 1
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
@@ -82,7 +81,7 @@ class LandingOutline:
         if not self.aspect[0] <= long / short <= self.aspect[1]:
             return None
         quad = cv2.boxPoints(((cx + 0.5, cy + 0.5), (rw, rh), ang))
-        return (quad * np.float32(self._scale)).astype(np.float32)
+        return (quad * np.float32(scale)).astype(np.float32)
 
 
 def _step(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -147,7 +147,7 @@ class FlipTracker:
         for n, b, c in zip(names, boxes, confs):
             if n not in best or c > best[n][0]:
                 best[n] = (float(c), b)
-            spots.setdefault(n, []).append(np.array([(b[0] + b[2]) / 2, (b[1] + b[3]) / 2]))
+            spots.setdefault(n, []).append(_centre(b))
         # Old pile back within the grace period: it was covered, not picked up.
         if self.ghosts and t <= self.ghost_until:
             back = [n for n in best if n in self.ghosts]
@@ -187,9 +187,10 @@ class FlipTracker:
         for n, (c, b) in best.items():
             if n in self.leaving:
                 when, where = self.leaving[n]
+                here = _centre(b)
                 if t - when < cfg.clear_after or \
-                        np.linalg.norm(_centre(b) - where) <= cfg.still * self.diag:
-                    self.leaving[n] = (t, _centre(b))
+                        np.linalg.norm(here - where) <= cfg.still * self.diag:
+                    self.leaving[n] = (t, here)
                 else:
                     del self.leaving[n]
         if self.leaving:
