@@ -1,6 +1,7 @@
 """Live referee figures on rendered games (ground truth from the renderer).
 
     python benchmarks/bench_live.py [--games 10] [--first-seed 1] [--seconds 40] [--model PATH]
+    python benchmarks/bench_live.py --faces real      # real card photos as the faces
 
 For each game (a different seed: table, deck style, light, camera, players) it
 films the game to mp4, runs the `watch` pipeline on the file with the shipped
@@ -12,6 +13,11 @@ model, and matches the called flips to the true ones:
 - latency from the first frame where the card rests to its announcement: the frames
   waited (at 30 fps) plus the processing time of the frame that confirmed it;
 - throughput of `watch` at 1280x720, with motion gating and without.
+
+With `--faces real`, each game's 52 faces are real card photos instead of a drawn
+deck (`companion/render/photodeck.py`): one photo a card, chosen by the game's seed
+among `../shared/realcards` (one deck, cut out of its table photos) and
+`../shared/realdecks/test` (hundreds of decks); evaluation only, never trained on.
 """
 
 from __future__ import annotations
@@ -31,10 +37,18 @@ from companion.render.video import GameFilm
 NAMES = ["Ada", "Ben", "Cho", "Dan"]
 
 
-def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True):
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
+             finder=None):
     players = NAMES[: 2 + seed % 3]
     rules = PRESETS["challenge" if seed % 2 else "base"]
-    film = GameFilm(rules, players, seed, seconds=seconds)
+    deck = None
+    if photos is not None:
+        from companion.render.photodeck import PhotoDeck
+        deck = PhotoDeck(photos, seed, finder=finder)
+    film = GameFilm(rules, players, seed, seconds=seconds, deck=deck)
     info = film.write(tmp / f"g{seed}.mp4", progress=False)
     truth = film.timeline.truth
     calls: list[dict] = []
@@ -82,13 +96,25 @@ def main() -> None:
                     help="seed of the first game (default 1: games 1..N)")
     ap.add_argument("--model", default=None,
                     help="detector model (default: the shipped design, as `watch` uses it)")
+    ap.add_argument("--faces", choices=("drawn", "real"), default="drawn",
+                    help="the cards' faces: the renderer's drawn decks (default) or real photos")
     args = ap.parse_args()
     det = load_detector(args.model)
+    photos = finder = None
+    if args.faces == "real":
+        from companion.render.photodeck import real_photos
+        photos = real_photos(SHARED / "realcards", SHARED / "realdecks" / "test")
+        if len(photos) < 52:
+            raise SystemExit(f"--faces real: real photos of only {len(photos)} cards found "
+                             f"under {SHARED} (realcards, realdecks/test); they are not part "
+                             "of the project")
+        finder = load_detector(photo=True).finder
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
     lat_ms, frames, secs, frames_ng, secs_ng = [], 0, 0.0, 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(args.first_seed, args.first_seed + args.games):
-            truth, calls, stats, pipe = run_game(det, seed, args.seconds, Path(tmp))
+            truth, calls, stats, pipe = run_game(det, seed, args.seconds, Path(tmp),
+                                                 photos=photos, finder=finder)
             s = score(truth, calls, 30.0)
             for k in totals:
                 totals[k] += s[k]
@@ -101,7 +127,8 @@ def main() -> None:
                   f"{s['duplicates']} duplicates, {s['occluded']} under hands; "
                   f"{stats.frames / stats.seconds:.0f} frames/s", flush=True)
         # Throughput without gating, on one game.
-        _, _, stats, _ = run_game(det, args.first_seed, args.seconds, Path(tmp), gate=False)
+        _, _, stats, _ = run_game(det, args.first_seed, args.seconds, Path(tmp), gate=False,
+                                  photos=photos, finder=finder)
         frames_ng, secs_ng = stats.frames, stats.seconds
     prec = totals["matched"] / totals["called"] if totals["called"] else 0.0
     rec = totals["matched"] / totals["true"] if totals["true"] else 0.0

@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 
 from companion.engine import PRESETS
-from companion.render.dataset import make_dataset
+from companion.training.dataset import make_dataset
 from companion.render.video import GameFilm
 
 

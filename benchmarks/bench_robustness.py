@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from companion.detector.evaluate import canonical, top1
+from companion.training.evaluate import canonical, top1
 from companion.detector.model import default_model, load_detector
 
 

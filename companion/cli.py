@@ -187,15 +187,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- dataset
 def cmd_dataset(args: argparse.Namespace) -> int:
-    from .render.dataset import make_dataset
+    from .training.dataset import make_dataset
     if args.images < 1:
         raise CommandError("--images: at least 1")
     if not 0 <= args.val < 1:
         raise CommandError("--val: a fraction from 0 to below 1")
     info = make_dataset(Path(args.out), args.images, args.seed, size=args.size, val=args.val,
-                        workers=args.workers, task=args.task)
-    what = "card outlines" if args.task == "cards" else "index boxes"
-    print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} {what} "
+                        workers=args.workers)
+    print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} card outlines "
           f"-> {info['data']}; look at {info['contact_sheet']}")
     return 0
 
@@ -222,19 +221,10 @@ def cmd_render_game(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- detector
 def _detector(args: argparse.Namespace, photo: bool = False):
     from .detector.model import ModelError, load_detector
-    reader = {"auto": "auto", "off": None}.get(getattr(args, "reader", "auto"), args.reader)
     try:
-        det = load_detector(args.model, args.imgsz, args.conf, reader, photo=photo)
+        return load_detector(args.model, args.imgsz, args.conf, args.reader, photo=photo)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
-    tta = getattr(args, "tta", False)
-    if tta is None:               # auto: only the index design gains from turned copies
-        from .detector.card_reader import CardReaderDetector
-        tta = not isinstance(det, CardReaderDetector)
-    if tta:
-        from .detector.model import RotationTTA
-        det = RotationTTA(det)
-    return det
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
@@ -259,71 +249,70 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .detector import evaluate as ev
-    from .detector.card_reader import CardReaderDetector
-    from .detector.model import (CARD_FINDER, DEFAULT_MODEL, LIVE_FINDER, ModelError,
-                                 load_detector)
-    if args.model:
-        reader = {"auto": "auto", "off": None}.get(args.reader, args.reader)
-        designs = [(Path(args.model).name, Path(args.model), Path(args.model), reader)]
-    else:                         # every shipped design, side by side
-        designs = []
-        if CARD_FINDER.is_file():
-            # Photos through the float finder, video frames through its int8 copy: as
-            # `detect` and `watch` run them.
-            live = LIVE_FINDER if LIVE_FINDER.is_file() else CARD_FINDER
-            designs.append(("card finder + corner reader", CARD_FINDER, live, "auto"))
-        if DEFAULT_MODEL.with_name("index_reader.onnx").is_file():
-            designs.append(("index yolo + index reader", DEFAULT_MODEL, DEFAULT_MODEL, "auto"))
-        designs.append(("index yolo alone", DEFAULT_MODEL, DEFAULT_MODEL, None))
+    from .detector.model import CARD_FINDER, LIVE_FINDER, ModelError, load_detector
+    from .training import evaluate as ev
+    # Photos through the float finder, video frames through its int8 copy: as `detect`
+    # and `watch` run them (or the finder given, for both).
+    photo_model = Path(args.model) if args.model else CARD_FINDER
+    live_model = Path(args.model) if args.model else LIVE_FINDER
+    try:
+        det = load_detector(photo_model, args.imgsz, args.conf, args.reader, photo=True)
+        live = load_detector(live_model, args.imgsz, args.conf, args.reader)
+    except ModelError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"== card finder + corner reader ({photo_model.name} for photos, {live_model.name} "
+          f"for video frames; reader {Path(det.reader.path).name})")
+    rows = []
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
     if not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
-    for name, model, live_model, reader in designs:
-        try:
-            det = load_detector(model, args.imgsz, args.conf, reader, photo=True)
-            live = load_detector(live_model, args.imgsz, args.conf, reader)
-        except ModelError as exc:
-            raise CommandError(str(exc)) from None
-        if args.tta:
-            from .detector.model import RotationTTA
-            det, live = RotationTTA(det), RotationTTA(live)
-            name += " +tta"
-        print(f"== {name} ({model.name}, {det.imgsz} px for photos; {live_model.name}, "
-              f"{live.imgsz} px rendered)")
-        if real.is_dir():
-            r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
-            print(f"real photos ({real}): top-1 identity {r['correct']}/{r['photos']}")
-            for file, truth, got in r["misses"]:
-                print(f"  miss {file}: {truth} read as {got}")
-        if args.rendered:
-            r = ev.eval_rendered(live, args.rendered, size=320)
-            print(f"held-out rendered set ({r['images']} scenes): top card named "
-                  f"{r['top_correct']}/{r['top_cards']} "
-                  f"({r['top_correct'] / max(r['top_cards'], 1):.1%}); misreads 6/9 "
-                  f"{r['top_6_9']}, suit {r['top_suit']}, other {r['top_other']}, "
-                  f"nothing read {r['top_missed']}; of them whole (>= 90 % in view) "
-                  f"{r['top_whole_correct']}/{r['top_whole']}")
-            low = sorted(r["top_recall"].items(), key=lambda kv: kv[1])[:5]
-            print("  lowest per-class recall (top card): "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in low))
-            if r["top_misreads"]:
-                print("  most common: " + ", ".join(f"{a}->{b} x{n}"
-                                                    for a, b, n in r["top_misreads"]))
-            if not isinstance(live, CardReaderDetector):        # its boxes are index boxes
-                print(f"  index boxes: {r['boxes']}, mAP50 {r['map50']:.3f}; confusions among "
-                      f"matched boxes: 6/9 {r['confusion_6_9']}, suit {r['confusion_suit']}, "
-                      f"other {r['confusion_other']}")
+    else:
+        r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
+        rows.append((f"real photos, one deck ({real.name})", f"{r['correct']}/{r['photos']} top-1"))
+        for file, truth, got in r["misses"]:
+            print(f"  miss {file}: {truth} read as {got}")
+    decks = Path(args.realdecks) if args.realdecks else ev.REALDECKS_TEST
+    if not decks.is_dir():
+        print(f"real decks: {decks} not found; skipped (they are not part of the project)")
+    elif args.realdecks != "off":
+        r = ev.eval_realdecks(det, decks, conf=args.conf)
+        n = max(r["cards"], 1)
+        rows.append((f"real decks never trained on ({decks.parent.name}/{decks.name}), "
+                     f"{r['cards']} cards",
+                     f"right {r['right']} ({r['right'] / n:.1%}), wrong card {r['wrong']} "
+                     f"({r['wrong'] / n:.1%}), unclear {r['unclear']}; jokers named "
+                     f"{r['jokers_named']}/{r['jokers']}"))
+        if r["misreads"]:
+            print("  wrong cards: " + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
+    if args.rendered:
+        r = ev.eval_rendered(live, args.rendered, size=320)
+        rows.append((f"held-out rendered piles ({r['images']} scenes), top card",
+                     f"named {r['top_correct']}/{r['top_cards']} "
+                     f"({r['top_correct'] / max(r['top_cards'], 1):.1%}); whole (>= 90 % in "
+                     f"view) {r['top_whole_correct']}/{r['top_whole']} "
+                     f"({r['top_whole_correct'] / max(r['top_whole'], 1):.1%}); misreads 6/9 "
+                     f"{r['top_6_9']}, suit {r['top_suit']}, other {r['top_other']}; nothing "
+                     f"read {r['top_missed']}"))
+        low = sorted(r["top_recall"].items(), key=lambda kv: kv[1])[:5]
+        print("  lowest per-class recall (top card): " + ", ".join(f"{k} {v:.2f}" for k, v in low))
+        if r["top_misreads"]:
+            print("  most common: " + ", ".join(f"{a}->{b} x{n}" for a, b, n in r["top_misreads"]))
     if args.timing:
-        t = ev.time_backends(DEFAULT_MODEL, DEFAULT_MODEL.with_suffix(".pt"), 320,
-                             finder=CARD_FINDER, live_finder=LIVE_FINDER)
-        print("inference per 320 px frame (median of 100, this machine): "
-              + ", ".join(f"{k} {v:.1f} ms" for k, v in t.items()))
+        readers = {"this reader": Path(det.reader.path)}
+        for extra in args.compare_reader or []:
+            readers[f"reader {Path(extra).name}"] = Path(extra)
+        t = ev.time_detectors({f"per 320 px frame, {live_model.name} + reader": live}, 320,
+                              readers=readers)
+        rows += [(k, f"{v:.1f} ms (median of 100, ONNX Runtime, this machine)")
+                 for k, v in t.items()]
+    width = max((len(a) for a, _ in rows), default=0)
+    for a, b in rows:
+        print(f"  {a:<{width}}  {b}")
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .detector.train import train
+    from .training.train_finder import train
     data = Path(args.data)
     if not args.resume:
         yaml = data / "data.yaml" if data.is_dir() else data
@@ -338,12 +327,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     print(f"best weights: {best}")
     if args.export:
-        from .detector.export import export_onnx
+        from .training.export import export_onnx
         onnx = export_onnx(best, best.with_suffix('.onnx'), args.imgsz)
         print(f"exported: {onnx}")
         if args.int8:
-            from .detector.model import ModelError
-            from .detector.quantize import quantize
+            from .detector.detections import ModelError
+            from .training.quantize import quantize
             try:
                 print(f"int8 copy: {quantize(onnx, onnx.with_name(onnx.stem + '-int8.onnx'))}")
             except ModelError as exc:
@@ -398,16 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_args(p: argparse.ArgumentParser, photo: bool) -> None:
         p.add_argument("--model", default=None, metavar="PATH",
-                       help="card finder (models/card_finder.onnx, the default), index model "
-                            "(models/cards.onnx) or an ultralytics .pt")
+                       help="card finder (.onnx; default models/card_finder.onnx for photos, "
+                            "its int8 copy for video)")
         p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
         p.add_argument("--imgsz", type=int, default=None,
-                       help="inference size in pixels (default: the card finder's trained "
-                            f"size; {640 if photo else 320} for the index model)")
-        p.add_argument("--reader", default="auto", metavar="auto|off|PATH",
-                       help="second stage that reads what YOLO finds (default: "
-                            "corner_reader.onnx or index_reader.onnx beside the model; "
-                            "off: the index model's own classes)")
+                       help="finder input size in pixels (default: the size it was trained for)")
+        p.add_argument("--reader", default=None, metavar="PATH",
+                       help="corner reader (.onnx; default corner_reader.onnx beside the "
+                            "finder, else the shipped one)")
 
     p = add("referee", cmd_referee, "referee a game from JSON Lines events",
             "Read JSON Lines events (start, flip, slap, collect, state) and write the "
@@ -487,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON Lines output")
 
     p = add("dataset", cmd_dataset, "render a labelled training set of pile scenes",
-            "Render pile scenes with one YOLO box per readable corner index (52 classes), "
+            "Render pile scenes with an oriented box (ultralytics OBB) per whole face-up card, "
             "plus data.yaml and a contact sheet. Deterministic from the seed.")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--images", type=int, default=2000, help="how many images (default 2000)")
@@ -495,9 +482,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=320, help="image side in pixels (default 320)")
     p.add_argument("--val", type=float, default=0.1, help="share kept for validation (0.1)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    p.add_argument("--task", choices=("index", "cards"), default="index",
-                   help="index: a box per corner index, 52 classes (default); cards: an "
-                        "oriented box per whole face-up card, one class (the card finder)")
     p = add("render-game", cmd_render_game, "film a whole self-played game as the camera sees it",
             "Render a game of referee self-play at 30 fps, 1280x720: cards flipped onto the "
             "pile, slaps, pile collections. Writes FILE.mp4 and the ground truth FILE.jsonl "
@@ -513,19 +497,19 @@ def build_parser() -> argparse.ArgumentParser:
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--json", action="store_true", help="JSON Lines output")
-    p.add_argument("--tta", action=argparse.BooleanOptionalAction, default=None,
-                   help="also look at each photo turned by 90, 180 and 270 degrees, 4x slower "
-                        "(default: on for the index model, which gains from it; off for the "
-                        "card finder, which straightens every card itself)")
     model_args(p, True)
 
-    p = add("eval", cmd_eval, "measure the detector: real photos, rendered set, speed")
+    p = add("eval", cmd_eval, "measure the detector: real photos, real decks, rendered set, speed")
     p.add_argument("--real", default=None, metavar="DIR",
                    help="folder of real photos named by card (default ../shared/realcards)")
+    p.add_argument("--realdecks", default=None, metavar="DIR|off",
+                   help="real deck images in <card>/ folders, never trained on (default "
+                        "../shared/realdecks/test)")
     p.add_argument("--rendered", type=int, default=300, metavar="N",
                    help="held-out rendered scenes to score (default 300; 0 to skip)")
-    p.add_argument("--timing", action="store_true", help="also time ONNX and torch inference")
-    p.add_argument("--tta", action="store_true", help="rotation test-time augmentation")
+    p.add_argument("--timing", action="store_true", help="also time inference (ONNX Runtime)")
+    p.add_argument("--compare-reader", nargs="*", default=None, metavar="PATH",
+                   help="with --timing: other corner reader files to time beside this one")
     model_args(p, True)
 
     p = add("train", cmd_train, "train the card detector (ultralytics, offline)")

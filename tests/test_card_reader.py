@@ -10,7 +10,7 @@ import pytest
 from companion.detector.card_reader import (CORNER_H, CORNER_W, CROP_H, CROP_W, corner_crop,
                                             orientations)
 from companion.engine.cards import CLASS_NAMES
-from companion.render.dataset import WHOLE, card_lines
+from companion.training.dataset import WHOLE, card_lines
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import SceneRenderer, card_transform, warp_onto
 

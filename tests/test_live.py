@@ -7,7 +7,7 @@ import json
 import cv2
 import numpy as np
 
-from companion.detector.model import Detections
+from companion.detector.detections import Detections
 from companion.engine import PRESETS, Game
 from companion.engine.cards import CLASS_NAMES
 from companion.live.capture import Frame, LiveSource

@@ -102,18 +102,18 @@ def test_scene_labels_are_inside_the_frame_and_name_pile_cards():
     assert seen > 30
 
 
-def test_dataset_command_writes_an_ultralytics_dataset(tmp_path):
-    from companion.render.dataset import make_dataset
+def test_dataset_command_writes_an_ultralytics_obb_dataset(tmp_path):
+    from companion.training.dataset import make_dataset
     info = make_dataset(tmp_path / "ds", images=10, seed=3, workers=1, progress=False)
     assert info["images"] == 10 and info["val"] == 1
     yaml = (tmp_path / "ds" / "data.yaml").read_text()
-    assert "train: images/train" in yaml and "  51: Kc" in yaml and "  0: As" in yaml
+    assert "train: images/train" in yaml and yaml.rstrip().endswith("0: card")
     labels = sorted((tmp_path / "ds" / "labels" / "train").glob("*.txt"))
     assert len(labels) == 9
-    for f in labels:
-        for line in f.read_text().splitlines():
-            cls, *xywh = line.split()
-            assert 0 <= int(cls) < 52 and all(0 <= float(v) <= 1 for v in xywh)
+    lines = [line.split() for f in labels for line in f.read_text().splitlines()]
+    assert lines                                  # some whole cards were labelled
+    for cls, *corners in lines:
+        assert cls == "0" and len(corners) == 8 and all(0 <= float(v) <= 1 for v in corners)
     assert (tmp_path / "ds" / "contact_sheet.png").stat().st_size > 10_000
 
 
@@ -152,3 +152,28 @@ def test_game_film_truth_is_a_legal_game_the_engine_agrees_with(tmp_path):
     # A game whose next flip would land just after the cut (it used to be listed at 20.6 s).
     cut = GameFilm(PRESETS["challenge"], ["Ada", "Ben", "Cho", "Dan"][:3], seed=1, seconds=20)
     assert max(x["t"] for x in cut.timeline.truth if x["type"] == "flip") <= 20 - END_REST
+
+
+def test_a_photo_deck_films_its_own_faces(tmp_path):
+    """Films can show real card photos: a PhotoDeck cuts each card's face out of its
+    photo (here, pictures that are the card), and the film draws that face."""
+    from companion.render.photodeck import PhotoDeck
+    from companion.render.video import GameFilm
+    drawn = Deck(DeckStyle.random(5))
+    photos = {}
+    for cls in range(52):
+        path = tmp_path / f"{CLASS_NAMES[cls]}.png"
+        cv2.imwrite(str(path), cv2.resize(drawn.face(cls).image, (224, 224)))   # stretched
+        photos[cls] = [(tmp_path / "missing.png", "frame"), (path, "frame")]
+    deck = PhotoDeck(photos, seed=1, width=100)
+    face = deck.face(CLASS_NAMES.index("Qh")).image
+    assert face.shape == (140, 100, 3)                  # back to a card's proportions
+    want = cv2.resize(drawn.face(CLASS_NAMES.index("Qh")).image, (100, 140))
+    assert min(np.abs(face.astype(int) - w).mean() for w in (want, want[::-1, ::-1])) < 8
+    film = GameFilm(PRESETS["base"], ["Ada", "Ben"], seed=2, size=(320, 180), seconds=3,
+                    deck=deck)
+    cards = film.timeline.cards
+    assert cards and all(c.face is deck.face(CLASS_NAMES.index(c.name)) for c in cards)
+    with pytest.raises(ValueError, match="As: no usable photo"):
+        PhotoDeck({}, seed=1)
+

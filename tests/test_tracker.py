@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from companion.detector.model import Detections
+from companion.detector.detections import Detections
 from companion.engine.cards import CLASS_NAMES
 from companion.live.tracker import FlipTracker
 

@@ -1,1 +1,2 @@
-"""The card detector: training, export and inference (ONNX Runtime or ultralytics)."""
+"""The card detector, inference only: a card finder and a corner reader through ONNX Runtime
+(`model.load_detector`). Training, harvesting, quantisation and evaluation: `companion/training/`."""

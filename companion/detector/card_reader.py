@@ -21,13 +21,19 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..engine.cards import CLASS_NAMES
-from .index_reader import IndexReader, small_cnn
-from .model import Detections, ModelError, default_threads, letterbox, onnx_session, shrink
+from ..engine.cards import CLASS_NAMES, RANKS, SUITS
+from .detections import Detections, ModelError, default_threads, letterbox, onnx_session, shrink
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
-CORNER_W, CORNER_H = 0.34, 0.36      # share of the card's width / height read at a corner
-CROP_W, CROP_H = 40, 64              # reader input (pixels)
+# The reader's heads, in the order of its one output: "is there an index here" (one
+# logit), the rank, the suit, the ink colour (black, red).
+HEADS = (1, len(RANKS), len(SUITS), 2)
+RED_SUITS = np.float32([s in "hd" for s in SUITS])
+# Share of the card's width / height read at a corner. Real decks print indices larger and
+# further in than the renderer's first styles (a large ace read as a 4 when its index sat
+# beyond a 0.34 x 0.36 window, a suit cut by its lower edge), so the window is generous.
+CORNER_W, CORNER_H = 0.38, 0.40
+CROP_W, CROP_H = 44, 68              # reader input (pixels)
 MIN_EDGE = 8.0                       # mean step (grey levels per Sobel unit) that counts as an edge
 SQUARISH = 1.2                       # long / short side below which a box is also read sideways
 # The finder's own threshold is low: the reader decides (a box that shows no index reads
@@ -86,19 +92,58 @@ def corner_crop(image: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.nda
     return crop, quad
 
 
-def build_model():
-    """~28 M multiply-adds a crop: four corners of a card in ~1 ms."""
-    return small_cnn((16, 32, 64, 128), NONE_CLASS + 1)
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
 
 
-class CornerReader(IndexReader):
-    """The corner classifier through ONNX Runtime: crops -> (N, 53) probabilities."""
+def card_probabilities(heads: np.ndarray) -> np.ndarray:
+    """(N, 53) probabilities from the reader's heads (N, 20): a card's probability is
+    P(index) x P(rank) x P(suit | the ink colour), and "no index" is 1 - P(index).
+
+    Whether an index is there is decided apart from which card it is, so an index of an
+    unfamiliar deck reads as an unsure card ("card unclear"), not as "no index". The ink
+    colour is an independent cue: a suit the colour head disagrees with loses its weight,
+    so a red 2 read with a spade's shape is unclear, not the 2 of spades."""
+    a, b = 1 + HEADS[1], 1 + HEADS[1] + HEADS[2]
+    index = 1.0 / (1.0 + np.exp(-heads[:, 0]))
+    rank, suit, colour = _softmax(heads[:, 1:a]), _softmax(heads[:, a:b]), _softmax(heads[:, b:])
+    # How far the colour head agrees with the suit head: ~1 when both are sure and agree,
+    # 0.5 when the colour is unsure, ~0 when they are sure of opposite colours. Only a
+    # disagreement (under 0.5) lowers the card's probability.
+    agree = (np.where(RED_SUITS > 0, colour[:, 1:2], colour[:, 0:1]) * suit).sum(1, keepdims=True)
+    cards = (suit[:, :, None] * rank[:, None, :]).reshape(len(heads), -1)   # suit-major
+    out = np.empty((len(heads), NONE_CLASS + 1), np.float32)
+    out[:, :NONE_CLASS] = cards * (index[:, None] * np.minimum(1.0, 2 * agree))
+    out[:, NONE_CLASS] = 1.0 - index
+    return out
+
+
+def to_blob(crops: list[np.ndarray]) -> np.ndarray:
+    arr = np.stack(crops).astype(np.float32) / 255.0            # N, H, W, 3 (BGR)
+    return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))   # N, 3, H, W (RGB)
+
+
+class CornerReader:
+    """The corner reader through ONNX Runtime: upright corner crops -> (N, 53)
+    probabilities (52 cards, then "no index")."""
 
     def __init__(self, path: str | Path, threads: int = 2) -> None:
-        super().__init__(path, threads)
+        self.path = Path(path)
+        self.session = onnx_session(self.path, threads)
+        self.input = self.session.get_inputs()[0].name
         shape = self.session.get_outputs()[0].shape
-        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != NONE_CLASS + 1):
-            raise ModelError(f"{path}: output {shape} is not a 53-class corner reader")
+        if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != sum(HEADS)):
+            raise ModelError(f"{path}: output {shape} is not a corner reader's "
+                             f"{sum(HEADS)} head logits")
+        inp = self.session.get_inputs()[0].shape
+        if inp[2:] != [CROP_H, CROP_W]:
+            raise ModelError(f"{path}: reads {inp[2:]} crops, not {CROP_H}x{CROP_W}")
+
+    def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, NONE_CLASS + 1), np.float32)
+        return card_probabilities(self.session.run(None, {self.input: to_blob(crops)})[0])
 
 
 def _rotated_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -158,15 +203,18 @@ class CardReaderDetector:
     def __init__(self, finder: CardFinder, reader: CornerReader, conf: float = 0.25,
                  looks: tuple[str, ...] = ("found",),
                  turns: tuple[float, ...] = (),
-                 retry: tuple[float, ...] = RETRY_TURNS) -> None:
+                 retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False) -> None:
         """looks: which outlines of each card are read and pooled: the finder's own box
         ("found") and/or that box snapped onto the card's edges ("snapped"). turns: extra
         angles (degrees) the finder also looks at the picture from. retry: angles a box
-        that reads nothing is turned by about its centre and read again."""
+        that reads nothing is turned by about its centre and read again. whole_frame: the
+        picture's own bounds are read as one more outline (a photo taken so close that the
+        card fills it has no edges for the finder to find)."""
         self.finder, self.reader = finder, reader
         self.imgsz = finder.imgsz
         self.conf = conf
         self.looks, self.turns, self.retry = looks, turns, retry
+        self.whole_frame = whole_frame
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -257,6 +305,9 @@ class CardReaderDetector:
         such as where the picture changed when a card landed."""
         conf = self.conf if conf is None else conf
         quads = list(self.finder(image)[0]) + [np.asarray(q, np.float32) for q in outlines]
+        if self.whole_frame:
+            H, W = image.shape[:2]
+            quads.append(np.float32([[0, 0], [W, 0], [W, H], [0, H]]))
         # More looks from other angles (still photos): a box the finder gets badly wrong at
         # one angle it usually gets right at another. (Tried on video as a fallback when
         # the first look read nothing: no flip gained, one false flip made.)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..detector.model import Detections
+from ..detector.detections import Detections
 from ..engine import Game
 from ..engine.cards import SUIT_WORDS
 from ..render.suits import draw_pip

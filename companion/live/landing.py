@@ -13,7 +13,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..detector.model import shrink
+from ..detector.detections import shrink
 
 
 class LandingOutline:

@@ -16,7 +16,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
-from ..detector.model import Detections, Detector, shrink
+from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game
 from .capture import Frame
 from .landing import LandingOutline

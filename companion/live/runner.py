@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..callouts import Verbosity, phrase
-from ..detector.model import Detector
+from ..detector.detections import Detector
 from ..engine import Game, Rules
 from .capture import Frame
 from .display import compose

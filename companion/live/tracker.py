@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..detector.model import Detections
+from ..detector.detections import Detections
 
 
 @dataclass

@@ -8,6 +8,7 @@ the system copy is missing, matplotlib's copy still gives a working set.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 _SYSTEM_DIRS = [Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/truetype"),
@@ -48,6 +49,23 @@ def _draws_indices(path: str) -> bool:
     return True
 
 
+# Training may use every text face of Debian's font packages (fonts-urw-base35,
+# fonts-liberation, fonts-freefont-ttf, fonts-noto-core): more deck styles to learn from.
+# The demo and the tests never do: they render with what ships with the project.
+_TRAINING_FAMILIES = re.compile(
+    r"^(Liberation(Sans|Serif|Mono)|Free(Sans|Serif|Mono)|Noto(Sans|Serif)(Mono|Display)?"
+    r"|NimbusSans|NimbusRoman|NimbusMonoPS|C059|P052|URWBookman|URWGothic)"
+    r"-(Regular|Bold|Condensed|SemiCondensed|Medium|Book|Demi|Roman)?[A-Za-z]*\.(ttf|otf)$")
+_training = False
+
+
+def use_training_fonts(on: bool = True) -> None:
+    """Let rendered decks draw their indices in every installed text font (training only)."""
+    global _training
+    _training = on
+    available_fonts.cache_clear()
+
+
 @functools.lru_cache(maxsize=1)
 def available_fonts() -> tuple[tuple[str, str], ...]:
     """(path, kind) for every wanted font found; system copies first."""
@@ -62,6 +80,11 @@ def available_fonts() -> tuple[tuple[str, str], ...]:
             if hits and _draws_indices(str(hits[0])):
                 found.append((str(hits[0]), kind))
                 break
+    if _training:
+        for path in sorted(Path("/usr/share/fonts").rglob("*")):
+            if _TRAINING_FAMILIES.match(path.name) and _draws_indices(str(path)):
+                bold = "Bold" in path.name or "Demi" in path.name
+                found.append((str(path), "sans-bold" if bold else "sans"))
     if not found:
         raise RuntimeError("no usable font: install fonts-dejavu-core or matplotlib")
     return tuple(found)

@@ -226,12 +226,3 @@ class SceneRenderer:
         cards = card_labels(placed, cover, S, S)
         img = camera(img, rng)
         return Scene(img, labels, classes, cards)
-
-
-def draw_labels(img: np.ndarray, labels, names) -> np.ndarray:
-    out = img.copy()
-    for cls, x1, y1, x2, y2 in labels:
-        cv2.rectangle(out, (int(x1), int(y1)), (int(x2), int(y2)), (0, 255, 0), 1)
-        cv2.putText(out, names[cls], (int(x1), max(8, int(y1) - 2)), cv2.FONT_HERSHEY_SIMPLEX,
-                    0.35, (0, 255, 255), 1, cv2.LINE_AA)
-    return out

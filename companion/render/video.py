@@ -73,13 +73,15 @@ class Timeline:
 
 class GameFilm:
     def __init__(self, rules: Rules, players: list[str], seed: int, size=(1280, 720), fps: int = 30,
-                 seconds: float | None = None) -> None:
+                 seconds: float | None = None, deck=None) -> None:
+        """deck: anything with face(cls) and style.seed (default: the seed's drawn deck;
+        a `photodeck.PhotoDeck` films real card faces)."""
         self.rules, self.players, self.seed = rules, players, seed
         self.W, self.H = size
         self.fps = fps
         rng = np.random.default_rng([seed, 77])
         self.rng = rng
-        self.deck = Deck(DeckStyle.random(seed * 7919 + 11), width=260)
+        self.deck = deck or Deck(DeckStyle.random(seed * 7919 + 11), width=260)
         self.card_h = self.H * rng.uniform(0.34, 0.48)
         self.centre = (self.W / 2 + rng.uniform(-0.06, 0.06) * self.W,
                        self.H / 2 + rng.uniform(-0.06, 0.06) * self.H)

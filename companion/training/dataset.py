@@ -3,10 +3,8 @@
     OUT/images/{train,val}/NNNNNN.jpg   OUT/labels/{train,val}/NNNNNN.txt
     OUT/data.yaml                       OUT/contact_sheet.png
 
-Two tasks: "index" (52 classes, one axis-aligned box per readable corner index)
-and "cards" (one class, an oriented box around each face-up card that is
-nearly whole: the top card of the pile, for the card finder of the card-reader
-design).
+One class, an oriented box around each face-up card that is nearly whole (in a
+pile, the top card): what the card finder learns.
 
 Scene i of seed s is the same on every machine and in any worker, so a
 dataset can be rebuilt exactly instead of being stored.
@@ -22,24 +20,19 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from ..engine.cards import CLASS_NAMES
-from .scene import SceneRenderer, draw_labels
+from ..render.scene import SceneRenderer
 
 _renderer: SceneRenderer | None = None
-_task = "index"
-WHOLE = 0.9                   # share of a card that must show for a "cards" label
-
-
+WHOLE = 0.9                   # share of a card that must show to be labelled
 # The card finder also learns small cards: a whole camera frame or a loose pile region
 # shows a card at a fifth of its height.
-CARD_RANGE = {"index": (0.32, 0.95), "cards": (0.18, 0.95)}
+CARD_RANGE = (0.18, 0.95)
 
 
-def _init(size: int, seed: int, task: str = "index") -> None:
-    global _renderer, _task
+def _init(size: int, seed: int) -> None:
+    global _renderer
     cv2.setNumThreads(1)      # one process per core does better than threads here
-    _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE[task])
-    _task = task
+    _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE)
 
 
 def card_lines(scene, S: int) -> list[str]:
@@ -59,28 +52,20 @@ def _work(job: tuple[int, str, str]) -> tuple[int, int]:
     scene = _renderer.render(index)
     S = _renderer.size
     cv2.imwrite(img_path, scene.image, [cv2.IMWRITE_JPEG_QUALITY, 93])
-    lines = []
-    if _task == "cards":
-        lines = card_lines(scene, S)
-    else:
-        for cls, x1, y1, x2, y2 in scene.labels:
-            lines.append(f"{cls} {(x1 + x2) / 2 / S:.6f} {(y1 + y2) / 2 / S:.6f} "
-                         f"{(x2 - x1) / S:.6f} {(y2 - y1) / S:.6f}")
+    lines = card_lines(scene, S)
     Path(lbl_path).write_text("\n".join(lines) + ("\n" if lines else ""))
     return index, len(lines)
 
 
-def write_data_yaml(out: Path, task: str = "index") -> Path:
-    classes = ["card"] if task == "cards" else CLASS_NAMES
-    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(classes))
+def write_data_yaml(out: Path) -> Path:
     path = out / "data.yaml"
     path.write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\n"
-                    f"names:\n{names}\n")
+                    f"names:\n  0: card\n")
     return path
 
 
 def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float = 0.1,
-                 workers: int | None = None, progress: bool = True, task: str = "index") -> dict:
+                 workers: int | None = None, progress: bool = True) -> dict:
     out = Path(out)
     n_val = max(1, int(round(images * val))) if images > 1 and val > 0 else 0
     jobs = []
@@ -95,39 +80,36 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
     boxes = 0
     bar = tqdm(total=images, desc="rendering", unit="img", disable=not progress)
     if workers == 1 or images < 8:
-        _init(size, seed, task)
+        _init(size, seed)
         for job in jobs:
             boxes += _work(job)[1]
             bar.update()
     else:
         ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers, initializer=_init, initargs=(size, seed, task)) as pool:
+        with ctx.Pool(workers, initializer=_init, initargs=(size, seed)) as pool:
             for _, n in pool.imap_unordered(_work, jobs, chunksize=8):
                 boxes += n
                 bar.update()
     bar.close()
-    yaml_path = write_data_yaml(out, task)
-    sheet = contact_sheet(out / "contact_sheet.png", size, seed, range(min(images, 24)), task=task)
+    yaml_path = write_data_yaml(out)
+    sheet = contact_sheet(out / "contact_sheet.png", size, seed, range(min(images, 24)))
     return {"images": images, "val": n_val, "boxes": boxes, "data": str(yaml_path),
             "contact_sheet": str(sheet)}
 
 
-def contact_sheet(path: Path, size: int, seed: int, indices, cols: int = 6,
-                  task: str = "index") -> Path:
-    """A grid of scenes with their labels drawn, to look at."""
-    r = SceneRenderer(size, seed, card_range=CARD_RANGE[task])
+def contact_sheet(path: Path, size: int, seed: int, indices, cols: int = 6) -> Path:
+    """A grid of scenes with their labels drawn (the card's printed top-left corner
+    marked), to look at."""
+    r = SceneRenderer(size, seed, card_range=CARD_RANGE)
     tiles = []
     for i in indices:
         s = r.render(i)
-        if task == "cards":
-            img = s.image.copy()
-            for c in s.cards:
-                if not c.back and c.visible >= WHOLE:
-                    cv2.polylines(img, [np.round(c.quad).astype(np.int32)], True, (0, 255, 0), 1)
-                    cv2.circle(img, tuple(int(v) for v in c.quad[0]), 3, (0, 0, 255), -1)
-            tiles.append(img)
-        else:
-            tiles.append(draw_labels(s.image, s.labels, CLASS_NAMES))
+        img = s.image.copy()
+        for c in s.cards:
+            if not c.back and c.visible >= WHOLE:
+                cv2.polylines(img, [np.round(c.quad).astype(np.int32)], True, (0, 255, 0), 1)
+                cv2.circle(img, tuple(int(v) for v in c.quad[0]), 3, (0, 0, 255), -1)
+        tiles.append(img)
     while len(tiles) % cols:
         tiles.append(np.zeros_like(tiles[0]))
     rows = [np.hstack(tiles[i:i + cols]) for i in range(0, len(tiles), cols)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .model import ModelError
-from .train import offline
+from ..detector.detections import ModelError
+from .train_finder import offline
 
 
 def export_onnx(weights: str | Path, out: str | Path, imgsz: int = 320, dynamic: bool = True) -> Path:

@@ -1,7 +1,7 @@
 """Int8 quantisation of an exported YOLO model for the live loop (ONNX Runtime's static
 QDQ quantiser, calibrated on rendered pile scenes), with the head's output kept float.
 
-    python -m companion.detector.quantize models/card_finder.onnx models/card_finder-int8.onnx
+    python -m companion.training.quantize models/card_finder.onnx models/card_finder-int8.onnx
 
 Quantising the whole graph destroys the detector: the head's last convolutions and its
 box decoding (distances times strides, angles, sigmoids) mix values of very different
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import cv2
 
-from .model import ModelError, letterbox
+from ..detector.detections import ModelError, letterbox
 
 # Head nodes that may be int8: the inner convolutions of the box, class and angle
 # branches (cv2/cv3/cv4 .i.0 and .i.1 in ultralytics' exported names).

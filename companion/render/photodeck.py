@@ -1,0 +1,112 @@
+"""A deck whose faces are real card photos, for films and scenes the renderer makes.
+
+The renderer's own decks are drawn; a `PhotoDeck` answers `face(cls)` with a real
+card instead, cut out of a photo: either a picture that is the card (one card filling
+its frame, as in `realdecks`: stretched back to a card's proportions) or a photo of a
+card lying on a table (found by the shipped finder, snapped to its edges, straightened).
+The films then show real indices with the renderer's motion, hands, light and camera.
+Evaluation only: the photos are read where they lie, never copied or trained on.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ..engine.cards import CLASS_NAMES
+from .faces import Face
+
+ASPECT = 1.4                     # a standard card: 63 x 88 mm
+
+
+@dataclass(frozen=True)
+class PhotoStyle:
+    seed: int                    # films record their deck's style seed
+
+
+def rounded_alpha(w: int, h: int, radius: float = 0.05) -> np.ndarray:
+    a = np.zeros((h, w), np.uint8)
+    r = max(1, int(radius * w))
+    cv2.rectangle(a, (r, 0), (w - 1 - r, h - 1), 255, -1)
+    cv2.rectangle(a, (0, r), (w - 1, h - 1 - r), 255, -1)
+    for cx, cy in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
+        cv2.circle(a, (cx, cy), r, 255, -1)
+    return a
+
+
+def face_from_frame(image: np.ndarray, width: int) -> np.ndarray:
+    """A picture that is the card: stretched to a card's proportions."""
+    return cv2.resize(image, (width, int(round(width * ASPECT))), interpolation=cv2.INTER_AREA)
+
+
+def face_from_table_photo(image: np.ndarray, width: int, finder) -> np.ndarray | None:
+    """A photo of one card on a table: its outline found, snapped, straightened (portrait);
+    None when no card is found."""
+    from ..detector.card_reader import orientations, refine_quad
+    quads, conf = finder(image, max_cards=1)
+    if not len(conf) or conf[0] < 0.5:
+        return None
+    quad = orientations(refine_quad(image, quads[0]))[0]
+    h = int(round(width * ASPECT))
+    M = cv2.getPerspectiveTransform(np.float32(quad),
+                                    np.float32([[0, 0], [width, 0], [width, h], [0, h]]))
+    return cv2.warpPerspective(image, M, (width, h), flags=cv2.INTER_AREA)
+
+
+class PhotoDeck:
+    """52 real faces, one photo each, chosen by seed among the photos given per card."""
+
+    def __init__(self, photos: dict[int, list[tuple[Path, str]]], seed: int, width: int = 260,
+                 finder=None) -> None:
+        """photos: card class -> [(path, "frame" | "table")]. A card with no usable photo
+        raises ValueError naming it (a film needs every card)."""
+        self.style = PhotoStyle(seed)
+        self.w, self.h = width, int(round(width * ASPECT))
+        self._alpha = rounded_alpha(self.w, self.h)
+        self._faces: dict[int, Face] = {}
+        self.sources: dict[int, Path] = {}
+        rng = np.random.default_rng(seed)
+        for cls in range(len(CLASS_NAMES)):
+            options = list(photos.get(cls, []))
+            rng.shuffle(options)
+            for path, kind in options:
+                img = cv2.imread(str(path))
+                if img is None:
+                    continue
+                face = (face_from_frame(img, self.w) if kind == "frame"
+                        else face_from_table_photo(img, self.w, finder))
+                if face is not None:
+                    # Either end up: a real pile shows both.
+                    if rng.random() < 0.5:
+                        face = np.ascontiguousarray(face[::-1, ::-1])
+                    self._faces[cls] = Face(face, self._alpha, [], cls)
+                    self.sources[cls] = path
+                    break
+            if cls not in self._faces:
+                raise ValueError(f"{CLASS_NAMES[cls]}: no usable photo among {len(options)}")
+
+    def face(self, cls: int) -> Face:
+        return self._faces[cls]
+
+
+def real_photos(realcards: Path | None, realdecks_split: Path | None) -> dict[int, list]:
+    """The evaluation photos per card: `realcards` (photos on a table, labels.csv) and a
+    `realdecks` split (`<card>/*.jpg`, each picture the card)."""
+    out: dict[int, list[tuple[Path, str]]] = {}
+    if realcards is not None and (realcards / "labels.csv").is_file():
+        with (realcards / "labels.csv").open() as fh:
+            for r in csv.DictReader(fh):
+                card = r["card"].strip()
+                if card in CLASS_NAMES:
+                    out.setdefault(CLASS_NAMES.index(card), []).append(
+                        (realcards / r["file"], "table"))
+    if realdecks_split is not None and realdecks_split.is_dir():
+        for d in sorted(realdecks_split.iterdir()):
+            if d.name in CLASS_NAMES:
+                out.setdefault(CLASS_NAMES.index(d.name), []).extend(
+                    (p, "frame") for p in sorted(d.glob("*.jpg")))
+    return out

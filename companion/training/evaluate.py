@@ -1,0 +1,189 @@
+"""`companion eval`: the detector's figures, measured honestly, in one table.
+
+- Real photos of one deck (default ../shared/realcards, evaluation only, never
+  trained on): top-1 card identity per photo (the card with the largest summed
+  confidence, as the before-stop hook scores it), and the confusion for each miss.
+- Real decks never trained on (default ../shared/realdecks/test: hundreds of
+  designs, one card an image): each image padded with a plain table border, as a
+  table would show the card; right, wrong card, or "card unclear" (nothing named).
+  A joker is right when nothing is named.
+- A held-out rendered set (a seed no training set uses): the top card's identity
+  (what the referee needs), its per-class recall and its misreads.
+- Inference time per 320 px frame on this machine, through ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..detector.detections import Detections, Detector
+from ..engine.cards import CLASS_NAMES
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+REAL_DEFAULT = SHARED / "realcards"
+REALDECKS_TEST = SHARED / "realdecks" / "test"
+TABLE_PAD = 0.3                # share of the image added on each side as a plain table
+TABLE_GREY = (118, 118, 118)
+
+
+def canonical(name: str) -> str:
+    name = name.strip()
+    if name[:1] in "Tt":
+        name = "10" + name[1:]
+    return name[:-1].upper() + name[-1:].lower()
+
+
+def top1(det: Detections) -> tuple[str | None, float]:
+    score: collections.Counter = collections.Counter()
+    for n, c in zip(det.names, det.confidence):
+        score[n] += float(c)
+    if not score:
+        return None, 0.0
+    card, s = score.most_common(1)[0]
+    return card, s
+
+
+def eval_real(detector: Detector, folder: Path, conf: float = 0.1) -> dict:
+    import cv2
+    labels_csv = folder / "labels.csv"
+    if labels_csv.is_file():
+        with labels_csv.open() as fh:
+            rows = [(folder / r["file"], canonical(r["card"])) for r in csv.DictReader(fh)]
+    else:
+        rows = [(p, canonical(p.stem)) for p in sorted(folder.glob("*.jpg"))]
+    misses, correct = [], 0
+    for path, truth in rows:
+        img = cv2.imread(str(path))
+        if img is None:
+            misses.append((path.name, truth, "unreadable"))
+            continue
+        got, _ = top1(detector(img, conf))
+        if got == truth:
+            correct += 1
+        else:
+            misses.append((path.name, truth, got or "nothing"))
+    return {"photos": len(rows), "correct": correct, "misses": misses}
+
+
+def on_table(image: np.ndarray, pad: float = TABLE_PAD) -> np.ndarray:
+    """A card image that fills its frame, as a camera would see it on a plain table."""
+    import cv2
+    p = int(round(pad * max(image.shape[:2])))
+    return cv2.copyMakeBorder(image, p, p, p, p, cv2.BORDER_CONSTANT, value=TABLE_GREY)
+
+
+def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
+                   progress: bool = True) -> dict:
+    """Right, wrong card and "card unclear" on real deck images (`<card>/*.jpg`, joker/
+    for jokers), each padded with a plain table border."""
+    import cv2
+    from tqdm import tqdm
+    rows = sorted((p, p.parent.name) for p in folder.glob("*/*.jpg"))
+    right = wrong = unclear = 0
+    jokers = jokers_named = 0
+    misreads: collections.Counter = collections.Counter()
+    for path, truth in tqdm(rows, desc=f"real decks ({folder.name})", leave=False,
+                            disable=None if progress else True):
+        img = cv2.imread(str(path))
+        if img is None:
+            print(f"{path}: unreadable image, skipped")
+            continue
+        got, _ = top1(detector(on_table(img), conf))
+        if truth not in CLASS_NAMES:              # a joker: "no card" is right
+            jokers += 1
+            jokers_named += got is not None
+            continue
+        if got == truth:
+            right += 1
+        elif got is None:
+            unclear += 1
+        else:
+            wrong += 1
+            misreads[(truth, got)] += 1
+    return {"cards": right + wrong + unclear, "right": right, "wrong": wrong,
+            "unclear": unclear, "jokers": jokers, "jokers_named": jokers_named,
+            "misreads": [(a, b, n) for (a, b), n in misreads.most_common(10)]}
+
+
+def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, size: int = 320,
+                  progress: bool = True) -> dict:
+    """The top card's identity on scenes from a seed no training set uses."""
+    from tqdm import tqdm
+
+    from ..render.scene import SceneRenderer
+    r = SceneRenderer(size, seed)
+    top_n, top_hit = collections.Counter(), collections.Counter()
+    confusion: collections.Counter = collections.Counter()
+    whole = [0, 0]                        # top cards at least 90 % visible: seen, named
+    for i in tqdm(range(images), desc="rendered eval", disable=None if progress else True,
+                  leave=False):
+        scene = r.render(i)
+        # The top card, when it is face up and one of its indices can be read.
+        top = scene.cards[0] if scene.cards else None
+        if top is None or top.cls is None or not any(top.index_visible):
+            continue
+        got, _ = top1(detector(scene.image, 0.25))
+        got_cls = CLASS_NAMES.index(got) if got else -1
+        top_n[top.cls] += 1
+        top_hit[top.cls] += got_cls == top.cls
+        confusion[(top.cls, got_cls)] += 1
+        if top.visible >= 0.9:            # whole: no hand over it, nothing out of frame
+            whole[0] += 1
+            whole[1] += got_cls == top.cls
+    named = {k: v for k, v in confusion.items() if k[1] >= 0}
+    sixnine = sum(v for (a, b), v in named.items()
+                  if {CLASS_NAMES[a][:-1], CLASS_NAMES[b][:-1]} == {"6", "9"})
+    suit = sum(v for (a, b), v in named.items()
+               if CLASS_NAMES[a][:-1] == CLASS_NAMES[b][:-1] and a != b)
+    other = sum(v for (a, b), v in named.items() if a != b) - sixnine - suit
+    missed = sum(v for (a, b), v in confusion.items() if b < 0)
+    name = lambda c: CLASS_NAMES[c] if c >= 0 else "nothing"
+    return {"images": images,
+            "top_cards": sum(top_n.values()), "top_correct": sum(top_hit.values()),
+            "top_whole": whole[0], "top_whole_correct": whole[1],
+            "top_recall": {CLASS_NAMES[c]: top_hit[c] / n for c, n in top_n.items()},
+            "top_6_9": sixnine, "top_suit": suit, "top_other": other, "top_missed": missed,
+            "top_misreads": [(name(a), name(b), v) for (a, b), v in
+                             confusion.most_common() if a != b][:10]}
+
+
+def time_detectors(detectors: dict[str, Detector], imgsz: int = 320, runs: int = 100,
+                   readers: dict[str, Path] | None = None) -> dict:
+    """Median time per frame of each detector, over 20 different rendered scenes (a
+    frame's cost depends on how many cards it finds and reads again), interleaved so a
+    busy moment of this machine hits them alike; and each corner reader file's time for
+    one call on the crops of those frames (the old and the new reader side by side)."""
+    from ..detector.detections import onnx_session
+    from ..render.scene import SceneRenderer
+    r = SceneRenderer(imgsz, 4242)
+    frames = [r.render(i).image for i in range(20)]
+    for det in detectors.values():
+        for frame in frames[:5]:
+            det(frame)
+    times: dict[str, list[float]] = {name: [] for name in detectors}
+    for i in range(runs):
+        frame = frames[i % len(frames)]
+        for name, det in detectors.items():
+            t0 = time.perf_counter()
+            det(frame)
+            times[name].append((time.perf_counter() - t0) * 1000)
+    out = {name: float(np.median(t)) for name, t in times.items()}
+    for name, path in (readers or {}).items():
+        sess = onnx_session(Path(path), 2)
+        inp = sess.get_inputs()[0]
+        h, w = inp.shape[2], inp.shape[3]
+        blob = np.random.default_rng(0).random((8, 3, h, w), np.float32)  # 2 cards, 4 ends
+        for _ in range(10):
+            sess.run(None, {inp.name: blob})
+        t = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            sess.run(None, {inp.name: blob})
+            t.append((time.perf_counter() - t0) * 1000)
+        out[f"{name} ({w}x{h}, 8 crops a call)"] = float(np.median(t))
+    return out
