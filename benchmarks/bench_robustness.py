@@ -98,7 +98,7 @@ def main() -> None:
         for label, det in settings.items():
             ok, miss = 0, []
             for img, truth in changed:
-                got, _ = top1(det(img, 0.1))
+                got, _ = top1(det(img))        # at the threshold the product uses
                 ok += got == truth
                 if got != truth:
                     miss.append(f"{truth}->{got or 'nothing'}")

@@ -267,7 +267,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
     else:
-        r = ev.eval_real(det, real, conf=min(args.conf, 0.1))
+        r = ev.eval_real(det, real, conf=det.conf)
         rows.append((f"real photos, one deck ({real.name})", f"{r['correct']}/{r['photos']} top-1"))
         for file, truth, got in r["misses"]:
             print(f"  miss {file}: {truth} read as {got}")
@@ -275,7 +275,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not decks.is_dir():
         print(f"real decks: {decks} not found; skipped (they are not part of the project)")
     elif args.realdecks != "off":
-        r = ev.eval_realdecks(det, decks, conf=args.conf)
+        r = ev.eval_realdecks(det, decks, conf=det.conf)
         n = max(r["cards"], 1)
         rows.append((f"real decks never trained on ({decks.parent.name}/{decks.name}), "
                      f"{r['cards']} cards",
@@ -389,7 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--model", default=None, metavar="PATH",
                        help="card finder (.onnx; default models/card_finder.onnx for photos, "
                             "its int8 copy for video)")
-        p.add_argument("--conf", type=float, default=0.25, help="confidence threshold (0.25)")
+        p.add_argument("--conf", type=float, default=None,
+                       help="how sure a corner's reading must be to name a card (default "
+                            "0.45 for photos, 0.25 for video, where the flip tracker asks 0.55)")
         p.add_argument("--imgsz", type=int, default=None,
                        help="finder input size in pixels (default: the size it was trained for)")
         p.add_argument("--reader", default=None, metavar="PATH",

@@ -162,7 +162,7 @@ def test_a_look_from_another_angle_maps_the_outline_back():
                                                    ("5c", 70, 3, 17)])
 def test_a_box_too_far_off_to_snap_is_turned_and_read_again(card, angle, style, off):
     """The finder's angle is sometimes well over 10 degrees off: snapping cannot turn that
-    far and the crop shows no index; the turned retries find the card."""
+    far and the crops show the index at one end at best; the turned retries read both."""
     from companion.detector.card_reader import CardReaderDetector, CornerReader, turn_quad
     from companion.detector.model import MODELS
     _, canvas, quad = _placed_card(card, angle, style=style)
@@ -175,16 +175,17 @@ def test_a_box_too_far_off_to_snap_is_turned_and_read_again(card, angle, style, 
 
     reader = CornerReader(MODELS / "corner_reader.onnx")
     plain = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"), retry=())
-    assert len(plain(canvas)) == 0
+    assert len(plain(canvas)) <= 1
     det = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))
     found = det(canvas)
-    assert len(found) >= 1 and set(found.names) == {card}
+    assert len(found) == 2 and set(found.names) == {card}
 
 
-@pytest.mark.parametrize("style,off", [(3, 14), (5, -18)])
+@pytest.mark.parametrize("style,off", [(3, -24), (5, 14), (5, 20)])
 def test_a_box_that_reads_one_end_only_is_turned_and_read_again(style, off):
-    """A box between the top card and the pile (the finder's angle 14-18 degrees off)
-    reads the top card at one end only; the turned retries read it at both."""
+    """A box between the top card and the pile (the finder's angle 14-24 degrees off)
+    reads one end only, the top card or the card below; the turned retries read the top
+    card at both."""
     from companion.detector.card_reader import CardReaderDetector, CornerReader, turn_quad
     from companion.detector.model import MODELS
     deck = Deck(DeckStyle.random(style))

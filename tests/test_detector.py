@@ -171,7 +171,7 @@ def test_fine_tuning_keeps_the_checkpoint_weights_and_a_yaml_downloads_nothing()
 @pytest.mark.parametrize("src,dst", [((720, 720), (256, 256)), ((320, 320), (256, 256)),
                                      ((480, 640), (192, 256)), ((100, 120), (256, 307))])
 def test_shrink_gives_the_size_asked_and_the_picture_area_averaging_gives(src, dst):
-    from companion.detector.model import shrink
+    from companion.detector.detections import shrink
     rng = np.random.default_rng(1)
     img = cv2.GaussianBlur(rng.integers(0, 255, (*src, 3), dtype=np.uint8), (0, 0), 3)
     out = shrink(img, dst[1], dst[0])

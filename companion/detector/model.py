@@ -22,6 +22,10 @@ LIVE_FINDER = MODELS / "card_finder-int8.onnx"
 PHOTO_LOOKS = ("snapped",)                        # which outlines of a card are read (card_reader)
 LIVE_LOOKS = ("found", "snapped")
 PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees a photo from
+# How sure an end's reading must be to name a card. Photos: chosen on realdecks/valid (at
+# 0.25 the first real-deck reader named 3 wrong cards of 260 there, at 0.45 one, losing one
+# right). Video: low, because the flip tracker asks more itself (0.55 on two looks).
+PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 
 
 def default_model(photo: bool = False) -> Path:
@@ -30,12 +34,12 @@ def default_model(photo: bool = False) -> Path:
 
 
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
-                  conf: float = 0.25, reader: str | Path | None = None,
+                  conf: float | None = None, reader: str | Path | None = None,
                   photo: bool = False) -> Detector:
     """The card reader: a card finder (`.onnx`, a one-class YOLO-OBB export) and the corner
     reader (`reader`, default `corner_reader.onnx` beside the finder, else the shipped one).
     Without a path, the shipped finder (its int8 copy for video frames). Without imgsz,
-    the finder runs at the size it was trained for."""
+    the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF."""
     path = Path(default_model(photo) if path is None else path)
     if path.suffix != ".onnx":
         raise ModelError(f"{path}: not an ONNX model (export a checkpoint with "
@@ -54,6 +58,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     # pooled, 10 rendered games gave precision 1.000 / recall 0.848 against 0.977 /
     # 0.824 from the found box alone).
     return CardReaderDetector(CardFinder(path, imgsz, session=session), CornerReader(reader),
-                              conf=conf,
+                              conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=PHOTO_LOOKS if photo else LIVE_LOOKS,
-                              turns=PHOTO_TURNS if photo else (), whole_frame=photo)
+                              turns=PHOTO_TURNS if photo else (), whole_frame=photo,
+                              on_table=photo)

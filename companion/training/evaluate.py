@@ -4,8 +4,9 @@
   trained on): top-1 card identity per photo (the card with the largest summed
   confidence, as the before-stop hook scores it), and the confusion for each miss.
 - Real decks never trained on (default ../shared/realdecks/test: hundreds of
-  designs, one card an image): each image padded with a plain table border, as a
-  table would show the card; right, wrong card, or "card unclear" (nothing named).
+  designs, one card an image): each card put back in its proportions and given a
+  plain table border, as a camera over a table would see it; right, wrong card, or
+  "card unclear" (nothing named).
   A joker is right when nothing is named.
 - A held-out rendered set (a seed no training set uses): the top card's identity
   (what the referee needs), its per-class recall and its misreads.
@@ -48,7 +49,7 @@ def top1(det: Detections) -> tuple[str | None, float]:
     return card, s
 
 
-def eval_real(detector: Detector, folder: Path, conf: float = 0.1) -> dict:
+def eval_real(detector: Detector, folder: Path, conf: float | None = None) -> dict:
     import cv2
     labels_csv = folder / "labels.csv"
     if labels_csv.is_file():
@@ -71,8 +72,14 @@ def eval_real(detector: Detector, folder: Path, conf: float = 0.1) -> dict:
 
 
 def on_table(image: np.ndarray, pad: float = TABLE_PAD) -> np.ndarray:
-    """A card image that fills its frame, as a camera would see it on a plain table."""
+    """A realdecks image as a camera would see the card on a plain table: back in a card's
+    proportions (the collection stretched every card to fill a square frame), with a
+    plain border round it."""
     import cv2
+    from ..render.photodeck import ASPECT
+    h, w = image.shape[:2]
+    if abs(h - w) <= 2:
+        image = cv2.resize(image, (w, int(round(w * ASPECT))), interpolation=cv2.INTER_LINEAR)
     p = int(round(pad * max(image.shape[:2])))
     return cv2.copyMakeBorder(image, p, p, p, p, cv2.BORDER_CONSTANT, value=TABLE_GREY)
 
@@ -80,7 +87,7 @@ def on_table(image: np.ndarray, pad: float = TABLE_PAD) -> np.ndarray:
 def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
                    progress: bool = True) -> dict:
     """Right, wrong card and "card unclear" on real deck images (`<card>/*.jpg`, joker/
-    for jokers), each padded with a plain table border."""
+    for jokers), each seen as on a table (`on_table`)."""
     import cv2
     from tqdm import tqdm
     rows = sorted((p, p.parent.name) for p in folder.glob("*/*.jpg"))

@@ -76,7 +76,8 @@ def quantize(src: Path, dst: Path, calib: int = 128) -> Path:
         keep = float_nodes(onnx.load(str(pre)).graph)
         quantize_static(str(pre), str(dst), _Scenes(inp.name, imgsz, calib, card_range),
                         quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
-                        weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep)
+                        weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep,
+                        reduce_range=True)
     return dst
 
 
