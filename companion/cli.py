@@ -272,9 +272,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for file, truth, got in r["misses"]:
             print(f"  miss {file}: {truth} read as {got}")
     decks = Path(args.realdecks) if args.realdecks else ev.REALDECKS_TEST
-    if not decks.is_dir():
+    if args.realdecks == "off":
+        pass
+    elif not decks.is_dir():
         print(f"real decks: {decks} not found; skipped (they are not part of the project)")
-    elif args.realdecks != "off":
+    else:
         r = ev.eval_realdecks(det, decks, conf=det.conf)
         n = max(r["cards"], 1)
         rows.append((f"real decks never trained on ({decks.parent.name}/{decks.name}), "

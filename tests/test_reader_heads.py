@@ -103,3 +103,15 @@ def test_harvest_cuts_the_index_corner_of_a_known_image(tmp_path):
     br = cv2.rotate(face[fh - int(CORNER_H * fh):, fw - int(CORNER_W * fw):], cv2.ROTATE_180)
     want_br = cv2.resize(br, (CROP_W, CROP_H), interpolation=cv2.INTER_AREA)
     assert float(np.abs(blur(other) - blur(want_br)).mean()) < 14
+
+
+def test_a_card_on_a_plain_table_is_outlined_without_the_finder():
+    """What stands out from a plain table is a card's outline, at its true angle, whatever
+    its design; a busy table gives no outline rather than a wrong one."""
+    from companion.detector.card_reader import _rotated_iou, table_outlines
+    canvas, quad = _card_on_table("9c", style=31, angle=23.0)
+    found = table_outlines(canvas)
+    assert len(found) == 1
+    assert _rotated_iou(found[0], quad) > 0.9
+    busy = np.random.default_rng(3).integers(0, 255, canvas.shape, dtype=np.uint8)
+    assert table_outlines(busy) == []

@@ -99,7 +99,8 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 def card_probabilities(heads: np.ndarray) -> np.ndarray:
     """(N, 53) probabilities from the reader's heads (N, 20): a card's probability is
-    P(index) x P(rank) x P(suit | the ink colour), and "no index" is 1 - P(index).
+    P(index) x P(rank) x P(suit), lowered where the ink-colour head disagrees with the
+    suit, and "no index" is 1 - P(index).
 
     Whether an index is there is decided apart from which card it is, so an index of an
     unfamiliar deck reads as an unsure card ("card unclear"), not as "no index". The ink
