@@ -220,7 +220,6 @@ def build_model(widths: tuple[int, int, int, int] = (16, 32, 64, 128)):
 
 def head_losses(logits, y, smoothing: float = 0.05):
     """Presence on every crop; rank, suit and colour only where there is an index."""
-    import torch
     import torch.nn.functional as F
     pos = y != NONE_CLASS
     target = pos.float() * (1 - smoothing) + smoothing / 2
@@ -336,7 +335,7 @@ def main() -> None:
             opt.step()
             sched.step()
             step += 1
-            total += float(loss)
+            total += float(loss.detach())
             bar.set_postfix(loss=f"{total / (k + 1):.3f}")
         sv, sr = scores(model, vx, vy), scores(model, rx[r_val], ry[r_val])
         print(f"epoch {epoch + 1}: loss {total / max(len(bar), 1):.3f}; real valid right "
