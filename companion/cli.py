@@ -89,12 +89,15 @@ def _roi(text: str | None):
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .callouts import Verbosity
+    from .deck.enrolled import DeckError
     from .detector.model import ModelError, load_detector
     from .live.runner import run_demo
     rules = load_rules(args.rules)
     players = _players(args.players)
     try:
-        det = load_detector(args.model)
+        det = load_detector(args.model, deck=args.deck)
+    except DeckError as exc:
+        raise CommandError(str(exc)) from None
     except ModelError as exc:
         raise CommandError(f"{exc}; the demo needs the shipped detector "
                            "(models/, see models/MODEL_CARD.md)") from None
@@ -219,11 +222,13 @@ def cmd_render_game(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- detector
-def _detector(args: argparse.Namespace, photo: bool = False):
+def _detector(args: argparse.Namespace, photo: bool = False, model: str | Path | None = None):
+    from .deck.enrolled import DeckError
     from .detector.model import ModelError, load_detector
     try:
-        return load_detector(args.model, args.imgsz, args.conf, args.reader, photo=photo)
-    except ModelError as exc:
+        return load_detector(model or args.model, args.imgsz, args.conf, args.reader,
+                             photo=photo, deck=getattr(args, "deck", None))
+    except (ModelError, DeckError) as exc:
         raise CommandError(str(exc)) from None
 
 
@@ -248,20 +253,58 @@ def cmd_detect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_enrol(args: argparse.Namespace) -> int:
+    from .deck.enrol import enrol_photos
+    from .deck.enrolled import deck_path
+    out = deck_path(args.out, for_writing=True)
+    if out.parent and not out.parent.is_dir():
+        raise CommandError(f"--out {args.out}: the folder {out.parent} does not exist")
+    name = out.stem
+    det = _detector(args, photo=True)
+    if args.photos:
+        try:
+            deck, report = enrol_photos(args.photos, det, name, args.variations,
+                                        trust_names=args.trust_names)
+        except (FileNotFoundError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+    else:
+        from .deck.stream import enrol_stream
+        source = args.video if args.video else str(args.camera)
+        speaker = _speaker(args.voice)
+        try:
+            deck, report = enrol_stream(source, _detector(args), det, name, args.variations,
+                                        ask=not args.no_ask,
+                                        say=speaker.say if speaker is not None else None)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            if speaker is not None:
+                speaker.close()
+    for line in report.lines():
+        print(line)
+    if deck is None:
+        raise CommandError("no card could be enrolled; nothing written")
+    try:
+        deck.save(out)
+    except OSError as exc:
+        raise CommandError(f"{out}: {exc.strerror}") from None
+    print(f"wrote {out}" + (f" (use it as --deck {args.out})" if out.parent != Path(".") else ""))
+    return 0 if report.complete else 1
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .detector.model import CARD_FINDER, LIVE_FINDER, ModelError, load_detector
+    from .detector.model import CARD_FINDER, LIVE_FINDER
     from .training import evaluate as ev
     # Photos through the float finder, video frames through its int8 copy: as `detect`
     # and `watch` run them (or the finder given, for both).
     photo_model = Path(args.model) if args.model else CARD_FINDER
     live_model = Path(args.model) if args.model else LIVE_FINDER
-    try:
-        det = load_detector(photo_model, args.imgsz, args.conf, args.reader, photo=True)
-        live = load_detector(live_model, args.imgsz, args.conf, args.reader)
-    except ModelError as exc:
-        raise CommandError(str(exc)) from None
+    det = _detector(args, photo=True, model=photo_model)
+    live = _detector(args, model=live_model)
+    deck = det.reader.deck
     print(f"== card finder + corner reader ({photo_model.name} for photos, {live_model.name} "
-          f"for video frames; reader {Path(det.reader.path).name})")
+          f"for video frames; reader {Path(det.reader.path).name}"
+          + (f"; enrolled deck {deck.name}, {len(deck.cards)} cards" if deck else "") + ")")
     rows = []
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
     if not real.is_dir():
@@ -387,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    def model_args(p: argparse.ArgumentParser, photo: bool) -> None:
+    def model_args(p: argparse.ArgumentParser, photo: bool, deck: bool = True) -> None:
         p.add_argument("--model", default=None, metavar="PATH",
                        help="card finder (.onnx; default models/card_finder.onnx for photos, "
                             "its int8 copy for video)")
@@ -399,6 +442,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--reader", default=None, metavar="PATH",
                        help="corner reader (.onnx; default corner_reader.onnx beside the "
                             "finder, else the shipped one)")
+        if deck:
+            deck_arg(p)
+
+    def deck_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--deck", default=None, metavar="DECK",
+                       help="read the cards of this enrolled deck (a file, or a name from "
+                            "`companion enrol --out NAME`); other cards read as no card")
 
     p = add("referee", cmd_referee, "referee a game from JSON Lines events",
             "Read JSON Lines events (start, flip, slap, collect, state) and write the "
@@ -434,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the table window (default: when a display exists)")
     p.add_argument("--model", default=None,
                    help="detector model (default: the card finder, models/card_finder.onnx)")
+    deck_arg(p)
     p.add_argument("--voice", choices=("on", "off"), default="on",
                    help="speak the calls where a sound device exists (default on)")
 
@@ -515,6 +566,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-reader", nargs="*", default=None, metavar="PATH",
                    help="with --timing: other corner reader files to time beside this one")
     model_args(p, True)
+
+    p = add("enrol", cmd_enrol, "enrol your own deck, so every card of it reads exactly",
+            "Photos named by card (7h.jpg, 10s.png, Qd_2.jpg for a second photo; RJ/BJ for "
+            "jokers), one face-up card each, on any table; or the whole deck dealt onto the "
+            "pile before a camera. Writes DECK and says what was enrolled and what is "
+            "missing. Exit 0 when all 52 cards are enrolled, 1 otherwise (the file is still "
+            "written and reads the cards it holds).")
+    p.add_argument("--out", required=True, metavar="DECK",
+                   help="deck file to write; a bare name (club) is kept in your data "
+                        "directory and found by --deck NAME")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--photos", metavar="DIR", help="folder of photos named by card")
+    src.add_argument("--camera", metavar="N", help="camera index or stream URL: deal the deck")
+    src.add_argument("--video", metavar="FILE", help="a recorded video of the deck being dealt")
+    p.add_argument("--trust-names", action="store_true",
+                   help="enrol a photo even when it reads strongly as another card")
+    p.add_argument("--variations", type=int, default=24,
+                   help="cuts of each corner of each card (default 24)")
+    p.add_argument("--no-ask", action="store_true",
+                   help="camera/video: skip cards the reader is unsure of instead of asking")
+    p.add_argument("--voice", choices=("on", "off"), default="on",
+                   help="camera/video: speak the questions where a sound device exists")
+    model_args(p, True, deck=False)      # a deck is what this command makes
 
     p = add("train", cmd_train, "train the card detector (ultralytics, offline)")
     p.add_argument("--data", required=False, default="data/cards", help="dataset folder or data.yaml")

@@ -127,24 +127,56 @@ def to_blob(crops: list[np.ndarray]) -> np.ndarray:
 
 class CornerReader:
     """The corner reader through ONNX Runtime: upright corner crops -> (N, 53)
-    probabilities (52 cards, then "no index")."""
+    probabilities (52 cards, then "no index").
+
+    Its first output is the heads' logits; a second, "features" (the pooled last
+    convolution, before the heads), is what an enrolled deck is matched on. With a deck
+    (`deck`, companion.deck), the card probabilities come from that deck's enrolled
+    cards instead of the heads."""
 
     def __init__(self, path: str | Path, threads: int = 2) -> None:
         self.path = Path(path)
         self.session = onnx_session(self.path, threads)
         self.input = self.session.get_inputs()[0].name
-        shape = self.session.get_outputs()[0].shape
+        outputs = self.session.get_outputs()
+        shape = outputs[0].shape
         if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != sum(HEADS)):
             raise ModelError(f"{path}: output {shape} is not a corner reader's "
                              f"{sum(HEADS)} head logits")
         inp = self.session.get_inputs()[0].shape
         if inp[2:] != [CROP_H, CROP_W]:
             raise ModelError(f"{path}: reads {inp[2:]} crops, not {CROP_H}x{CROP_W}")
+        self.has_features = len(outputs) > 1 and outputs[1].name == "features"
+        self.deck = None
+
+    def heads_layer(self) -> tuple[np.ndarray, np.ndarray]:
+        """The heads' weights (20, D) and bias (20,): heads = features @ W.T + b (the last
+        Gemm of the file, which produces the "heads" output)."""
+        import onnx
+        from onnx import numpy_helper
+        graph = onnx.load(str(self.path)).graph
+        gemm = next((n for n in graph.node if n.op_type == "Gemm" and "heads" in n.output), None)
+        if gemm is None or not self.has_features:
+            raise ModelError(f"{self.path}: no linear heads layer on 'features' (re-export "
+                             "the reader with companion.training.corner_reader --export-only)")
+        init = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+        trans_b = next((a.i for a in gemm.attribute if a.name == "transB"), 0)
+        W = init[gemm.input[1]]
+        return (W if trans_b else W.T).astype(np.float32), init[gemm.input[2]].astype(np.float32)
+
+    def read(self, crops: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
+        """The heads' logits (N, 20) and the features (N, D), or None from a reader
+        exported without them."""
+        out = self.session.run(None, {self.input: to_blob(crops)})
+        return out[0], (out[1] if self.has_features else None)
 
     def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
         if not crops:
             return np.zeros((0, NONE_CLASS + 1), np.float32)
-        return card_probabilities(self.session.run(None, {self.input: to_blob(crops)})[0])
+        heads, features = self.read(crops)
+        if self.deck is not None:
+            return self.deck.probabilities(features)
+        return card_probabilities(heads)
 
 
 def _rotated_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -302,9 +334,11 @@ class CardReaderDetector:
         return [(q @ back[:, :2].T + back[:, 2]).astype(np.float32)
                 for q in self.finder(turned)[0]]
 
-    def __call__(self, image: np.ndarray, conf: float | None = None,
-                 outlines: list[np.ndarray] | tuple = ()) -> Detections:
-        """outlines: more card outlines (4 x 2, image pixels) to read beside the finder's,
+    def cards(self, image: np.ndarray, conf: float | None = None,
+              outlines: list[np.ndarray] | tuple = ()) -> list[tuple[np.ndarray, float, list]]:
+        """Each card seen once, best read first: (outline, its best identity's pooled
+        probability over both ends, [(box, confidence, class)] per end that names it).
+        outlines: more card outlines (4 x 2, image pixels) to read beside the finder's,
         such as where the picture changed when a card landed."""
         conf = self.conf if conf is None else conf
         quads = list(self.finder(image)[0]) + [np.asarray(q, np.float32) for q in outlines]
@@ -321,12 +355,16 @@ class CardReaderDetector:
         cards = [self._retry(image, c, conf) for c in self._read_all(image, quads, conf)]
         # Several outlines of one card: keep the one that reads best.
         cards.sort(key=lambda c: -c[1])
-        kept: list[tuple[np.ndarray, list]] = []
-        for quad, _, found in cards:
+        kept: list[tuple[np.ndarray, float, list]] = []
+        for quad, pooled, found in cards:
             centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
-            if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _ in kept):
-                kept.append((quad, found))
-        dets = [d for _, found in kept for d in found]
+            if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _, _ in kept):
+                kept.append((quad, pooled, found))
+        return kept
+
+    def __call__(self, image: np.ndarray, conf: float | None = None,
+                 outlines: list[np.ndarray] | tuple = ()) -> Detections:
+        dets = [d for _, _, found in self.cards(image, conf, outlines) for d in found]
         if not dets:
             return Detections.empty()
         return Detections(np.float32([d[0] for d in dets]), np.float32([d[1] for d in dets]),

@@ -35,11 +35,14 @@ def default_model(photo: bool = False) -> Path:
 
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                   conf: float | None = None, reader: str | Path | None = None,
-                  photo: bool = False) -> Detector:
+                  photo: bool = False, deck=None) -> Detector:
     """The card reader: a card finder (`.onnx`, a one-class YOLO-OBB export) and the corner
     reader (`reader`, default `corner_reader.onnx` beside the finder, else the shipped one).
     Without a path, the shipped finder (its int8 copy for video frames). Without imgsz,
-    the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF."""
+    the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF.
+    deck: an enrolled deck (a name, a path or an EnrolledDeck, companion.deck): corners
+    are then read as that deck's cards. A deck enrolled with another reader is refused
+    (DeckError)."""
     path = Path(default_model(photo) if path is None else path)
     if path.suffix != ".onnx":
         raise ModelError(f"{path}: not an ONNX model (export a checkpoint with "
@@ -57,7 +60,21 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     # the snapped outline pooled (a snapped side can catch the edge of a card below;
     # pooled, 10 rendered games gave precision 1.000 / recall 0.848 against 0.977 /
     # 0.824 from the found box alone).
-    return CardReaderDetector(CardFinder(path, imgsz, session=session), CornerReader(reader),
+    corner_reader = CornerReader(reader)
+    if deck is not None:
+        from ..deck.enrolled import DeckError, EnrolledDeck, reader_id
+        if not corner_reader.has_features:
+            raise DeckError(f"{reader}: this corner reader has no 'features' output, so it "
+                            "cannot read an enrolled deck")
+        rid = reader_id(reader)
+        if isinstance(deck, EnrolledDeck):
+            if deck.reader != rid:
+                raise DeckError(f"deck {deck.name}: enrolled with another corner reader; "
+                                "enrol it again")
+        else:
+            deck = EnrolledDeck.load(deck, reader=rid)
+        corner_reader.deck = deck
+    return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=PHOTO_LOOKS if photo else LIVE_LOOKS,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,

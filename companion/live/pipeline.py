@@ -20,7 +20,7 @@ from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game
 from .capture import Frame
 from .landing import LandingOutline
-from .tracker import FlipTracker, TrackerConfig
+from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
 
 THUMB = 160          # side of the region copy the gate and the landing outline look at
@@ -115,30 +115,87 @@ class LiveState:
     unclear: bool = False
 
 
-class LivePipeline:
-    def __init__(self, detector: Detector, game: Game, roi: Roi | None = None, gate: bool = True,
-                 tracker: TrackerConfig | None = None, evidence_dir: Path | None = None,
-                 on_output: Callable[[dict], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter, log=None) -> None:
+class PileWatcher:
+    """Frames of the pile -> the detector (only where the region changed, with the outline
+    of where a card just landed) -> the flip tracker's events. What the referee and
+    deck enrolment (companion.deck.stream) both watch the pile with."""
+
+    def __init__(self, detector: Detector, roi: Roi | None = None, gate: bool = True,
+                 tracker: TrackerConfig | None = None) -> None:
         self.detector = detector
-        self.game = game
         self.roi = roi
         self.gate = MotionGate() if gate else None
         # Where the last card landed: an outline the card finder can miss (pale cloths).
         self.landing = LandingOutline() if getattr(detector, "takes_outlines", False) else None
         self.tracker_cfg = tracker
         self.tracker: FlipTracker | None = None
+        self.frames = 0
+        self.inferences = 0
+        self.detections = Detections.empty()
+        self.image: np.ndarray | None = None        # the last frame, whole
+        self.frame_index = 0
+
+    def region(self) -> tuple[np.ndarray, Roi] | None:
+        """The last frame's pile region and where it lies."""
+        if self.image is None or self.roi is None:
+            return None
+        H, W = self.image.shape[:2]
+        roi = self.roi.clip(W, H)
+        return roi.crop(self.image), roi
+
+    def look(self, frame: Frame) -> list[TrackEvent]:
+        img = frame.image
+        H, W = img.shape[:2]
+        if self.roi is None:
+            self.roi = Roi.central(W, H)
+        roi = self.roi.clip(W, H)
+        if self.tracker is None:
+            self.tracker = FlipTracker(self.tracker_cfg, frame_diag=float(np.hypot(roi.w, roi.h)))
+        region = roi.crop(img)
+        self.frames += 1
+        self.image = img
+        self.frame_index = frame.index
+        # One small copy of the region for the gate and the landing outline (each
+        # shrinking the full region cost ~1.2 ms a frame).
+        f = THUMB / max(roi.w, roi.h)
+        thumb = shrink(region, max(1, round(roi.w * f)), max(1, round(roi.h * f)))
+        landed = self.landing.update(thumb) if self.landing is not None else None
+        if landed is not None:
+            landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
+        if self.gate is None or self.gate.changed(thumb):
+            found = self.detector(region) if landed is None else \
+                self.detector(region, outlines=[landed])
+            self.detections = found.offset(roi.x, roi.y)
+            self.inferences += 1
+        # A gated frame repeats the last detections: nothing in the region moved.
+        return self.tracker.update(frame.index, frame.t, self.detections)
+
+
+class LivePipeline:
+    def __init__(self, detector: Detector, game: Game, roi: Roi | None = None, gate: bool = True,
+                 tracker: TrackerConfig | None = None, evidence_dir: Path | None = None,
+                 on_output: Callable[[dict], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter, log=None) -> None:
+        self.watcher = PileWatcher(detector, roi, gate, tracker)
+        self.game = game
         self.evidence_dir = evidence_dir
         self.on_output = on_output or (lambda rec: None)
         self.clock = clock
         self.log = log
         self.state = LiveState()
-        self.frames = 0
-        self.inferences = 0
         self.flip_latency_ms: list[float] = []     # processing time of each confirming frame
-        self._last_det = Detections.empty()
-        self._last_image: np.ndarray | None = None
-        self._last_frame_index = 0
+
+    @property
+    def roi(self) -> Roi | None:
+        return self.watcher.roi
+
+    @property
+    def inferences(self) -> int:
+        return self.watcher.inferences
+
+    @property
+    def tracker(self) -> FlipTracker | None:
+        return self.watcher.tracker
 
     # ------------------------------------------------------------ outputs
     def _out(self, rec: dict, frame: int | None = None) -> dict:
@@ -177,34 +234,10 @@ class LivePipeline:
     # ------------------------------------------------------------ frames
     def process(self, frame: Frame) -> list[dict]:
         start = self.clock()
-        img = frame.image
-        H, W = img.shape[:2]
-        if self.roi is None:
-            self.roi = Roi.central(W, H)
-        roi = self.roi.clip(W, H)
-        if self.tracker is None:
-            self.tracker = FlipTracker(self.tracker_cfg, frame_diag=float(np.hypot(roi.w, roi.h)))
-        region = roi.crop(img)
-        self.frames += 1
-        self._last_image = img
-        self._last_frame_index = frame.index
-        # One small copy of the region for the gate and the landing outline (each
-        # shrinking the full region cost ~1.2 ms a frame).
-        f = THUMB / max(roi.w, roi.h)
-        thumb = shrink(region, max(1, round(roi.w * f)), max(1, round(roi.h * f)))
-        landed = self.landing.update(thumb) if self.landing is not None else None
-        if landed is not None:
-            landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
-        if self.gate is None or self.gate.changed(thumb):
-            found = self.detector(region) if landed is None else \
-                self.detector(region, outlines=[landed])
-            self._last_det = found.offset(roi.x, roi.y)
-            self.inferences += 1
-        # A gated frame repeats the last detections: nothing in the region moved.
-        det = self._last_det
-        self.state.detections = det
+        events = self.watcher.look(frame)
+        self.state.detections = self.watcher.detections
         out: list[dict] = []
-        for ev in self.tracker.update(frame.index, frame.t, det):
+        for ev in events:
             if ev.type == "flip":
                 self.state.unclear = False
                 # One record per flip: the engine's seat and pile, the tracker's frames.
@@ -222,14 +255,15 @@ class LivePipeline:
     # ------------------------------------------------------------ slaps
     def slap(self, seats: list[int], t: float) -> list[dict]:
         g = self.game
-        ev = Evidence(t, self._last_frame_index, list(seats), g.top_cards(3), list(g.top_patterns))
-        if self.evidence_dir is not None and self._last_image is not None:
+        w = self.watcher
+        ev = Evidence(t, w.frame_index, list(seats), g.top_cards(3), list(g.top_patterns))
+        if self.evidence_dir is not None and w.image is not None:
             self.evidence_dir.mkdir(parents=True, exist_ok=True)
-            path = self.evidence_dir / f"slap_{self._last_frame_index:06d}_{'-'.join(map(str, seats))}.jpg"
-            cv2.imwrite(str(path), self._last_image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+            path = self.evidence_dir / f"slap_{w.frame_index:06d}_{'-'.join(map(str, seats))}.jpg"
+            cv2.imwrite(str(path), w.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
             ev.image_path = str(path)
         self.state.evidence = ev
-        return self.feed({"type": "slap", "seats": list(seats), "t": t}, self._last_frame_index,
+        return self.feed({"type": "slap", "seats": list(seats), "t": t}, w.frame_index,
                          {"evidence": {"top": ev.top, "patterns": ev.patterns,
                                        "image": ev.image_path}},
                          ("award", "wrong_slap", "late_slap"))

@@ -7,10 +7,11 @@ new one is started: history is precious, so nothing is ever deleted.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
+
+from ..paths import user_data_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -29,8 +30,7 @@ CREATE INDEX IF NOT EXISTS trials_player ON trials(player);
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "ratscrew-companion" / "history.sqlite3"
+    return user_data_dir() / "history.sqlite3"
 
 
 class History:

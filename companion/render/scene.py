@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .effects import camera
+from .effects import camera, colour_temperature, sensor_noise, uneven_light
 from .faces import Deck, DeckStyle, Face
 from .hands import hand_layer
 from .textures import table_texture
@@ -226,3 +226,54 @@ class SceneRenderer:
         cards = card_labels(placed, cover, S, S)
         img = camera(img, rng)
         return Scene(img, labels, classes, cards)
+
+
+def card_scene(deck: Deck, cls: int, rng: np.random.Generator, size: int = 320,
+               min_visible: float = 0.75, tries: int = 50) -> Scene:
+    """One card of `deck` on top of 0-3 others of the same deck, at any angle and size
+    from a tilted camera, maybe a hand over its edge, with light and lens effects. At
+    least `min_visible` of it and one of its index corners stay in view (the scene is
+    redrawn up to `tries` times): a card a hand splits in two is no card to read yet."""
+    for _ in range(tries):
+        S = size
+        img = table_texture(S, S, rng)
+        H_cam = camera_homography(S, S, rng, tilt=rng.uniform(0, 0.14))
+        card_h = S * float(np.exp(rng.uniform(np.log(0.4), np.log(0.9))))
+        cx, cy = S / 2 + rng.uniform(-0.12, 0.12) * S, S / 2 + rng.uniform(-0.12, 0.12) * S
+        others = [int(c) for c in rng.choice([c for c in range(52) if c != cls],
+                                              size=int(rng.integers(0, 4)), replace=False)]
+        placed = []
+        for c in others + [cls]:
+            face = deck.face(c)
+            off = (0.0, 0.0) if c == cls else tuple(rng.normal(0, 0.12 * card_h, 2))
+            H = H_cam @ card_transform(face, (cx + off[0], cy + off[1]), card_h,
+                                       rng.uniform(0, 360))
+            placed.append(Placed(face, H, warp_onto(img, face, H, shade=rng.uniform(0.9, 1.04),
+                                                    shadow=rng.uniform(0.1, 0.4))))
+        cover = None
+        if rng.random() < 0.3:
+            a = rng.uniform(0, 2 * np.pi)            # reaching in from beside the card
+            r = card_h * rng.uniform(0.55, 0.9)
+            target = (cx + r * np.cos(a), cy + r * np.sin(a))
+            hand, hmask = hand_layer(S, S, rng, target, card_h * rng.uniform(0.5, 0.8))
+            img = (img * (1 - hmask[..., None]) + hand * hmask[..., None]).astype(np.uint8)
+            cover = hmask
+        cards = card_labels(placed, cover, S, S)
+        if cards and cards[0].cls == cls and any(cards[0].index_visible) \
+                and cards[0].visible >= min_visible:
+            return Scene(camera(img, rng), index_labels(placed, cover, S, S), others + [cls],
+                         cards)
+    raise RuntimeError(f"no scene with a readable {cls} in {tries} tries")
+
+
+def card_photo(deck: Deck, cls: int, rng: np.random.Generator, width: int = 480,
+               height: int = 640) -> np.ndarray:
+    """A photo of one face-up card (or joker: cls 52, 53) on a plain table, roughly
+    straight, as a phone would take it for enrolment."""
+    img = table_texture(height, width, rng, kind="plain")
+    face = deck.face(cls) if cls < 52 else deck.joker(cls - 52)
+    H = card_transform(face, (width / 2 + rng.normal(0, 8), height / 2 + rng.normal(0, 8)),
+                       height * rng.uniform(0.6, 0.75), rng.normal(0, 6))
+    warp_onto(img, face, H, shadow=0.25)
+    img = colour_temperature(uneven_light(img, rng, 0.2), rng)
+    return sensor_noise(img, rng, 4.0)

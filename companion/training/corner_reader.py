@@ -278,10 +278,20 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--init", default=None, help="start from these weights (.pt)")
     ap.add_argument("--out", default="models/corner_reader.onnx")
+    ap.add_argument("--export-only", action="store_true",
+                    help="write the ONNX of the --init weights and stop (no training)")
     args = ap.parse_args()
 
     import torch
     torch.set_num_threads(args.threads)
+    if args.export_only:
+        if not args.init:
+            raise SystemExit("--export-only: give the weights with --init PATH.pt")
+        model = build_model()
+        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+        export(model, Path(args.out))
+        print(f"wrote {args.out}")
+        return
     for p in (args.real, args.real_valid):
         if not Path(p).is_file():
             raise SystemExit(f"{p}: no harvested cards; run python -m companion.training.harvest "
@@ -349,10 +359,25 @@ def main() -> None:
 
 
 def export(model, out: Path) -> None:
+    """Two outputs: the heads' logits, and the pooled features they are computed from
+    (what an enrolled deck is matched on, companion.deck)."""
     import torch
+    import torch.nn as nn
+
+    class WithFeatures(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            pool = next(i for i, m in enumerate(net) if isinstance(m, nn.AdaptiveAvgPool2d))
+            self.body, self.head = net[:pool + 2], net[pool + 2:]   # ...pool, flatten | heads
+
+        def forward(self, x):
+            features = self.body(x)
+            return self.head(features), features
+
     model.eval()
-    torch.onnx.export(model, torch.zeros(1, 3, CROP_H, CROP_W), str(out), input_names=["crops"],
-                      output_names=["heads"], dynamic_axes={"crops": {0: "n"}, "heads": {0: "n"}},
+    torch.onnx.export(WithFeatures(model).eval(), torch.zeros(1, 3, CROP_H, CROP_W), str(out),
+                      input_names=["crops"], output_names=["heads", "features"],
+                      dynamic_axes={"crops": {0: "n"}, "heads": {0: "n"}, "features": {0: "n"}},
                       opset_version=17, dynamo=False)
 
 

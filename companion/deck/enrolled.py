@@ -1,0 +1,124 @@
+"""An enrolled deck: the corner reader's last layer fitted to one deck's cards.
+
+The reader's heads (is there an index, rank, suit, ink colour) are one linear layer on
+its pooled features (`CornerReader.read`). Enrolling (enrol.py) cuts many variations of
+each card's two corners (box jitter, blur, light, noise) and fits a copy of that layer
+to them, pulled towards the shipped weights so what the reader knows of cards in
+general stays; the card read sideways and its middle are fitted as "no index". Reading
+with a deck is the same sum (features x weights) with the deck's weights, so the
+detector, the tracker and every command work unchanged, at no cost.
+
+The file is one compressed `.npz` (numpy arrays and a JSON header; no pickles), tied to
+the reader it was enrolled with: another reader's features mean nothing to these weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..detector.card_reader import HEADS, NONE_CLASS, card_probabilities
+from ..engine.cards import CLASS_NAMES
+from ..paths import user_data_dir
+
+FORMAT = "ratscrew-deck/1"
+SUFFIX = ".deck"
+
+
+class DeckError(ValueError):
+    """A deck file or name that cannot be used; the message names it."""
+
+
+def reader_id(path: str | Path) -> str:
+    """A short fingerprint of a corner reader file: a deck is only valid with its reader."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def decks_dir() -> Path:
+    return user_data_dir() / "decks"
+
+
+def deck_path(name_or_path: str | Path, for_writing: bool = False) -> Path:
+    """A name without a folder or suffix ("club") is a deck in the user's data directory;
+    anything else is a path."""
+    text = str(name_or_path)
+    p = Path(text)
+    if p.parent == Path(".") and not p.suffix and not text.startswith("."):
+        p = decks_dir() / f"{text}{SUFFIX}"
+        if for_writing:
+            p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+@dataclass
+class EnrolledDeck:
+    weights: np.ndarray                   # (20, D): the heads' weights fitted to this deck
+    bias: np.ndarray                      # (20,)
+    cards: list[str]                      # the cards enrolled
+    reader: str                           # reader_id of the reader the weights belong to
+    name: str = "deck"
+    info: dict = field(default_factory=dict)   # photos, variations, when enrolled
+
+    def __post_init__(self) -> None:
+        self.weights = np.asarray(self.weights, np.float32)
+        self.bias = np.asarray(self.bias, np.float32)
+
+    @property
+    def missing(self) -> list[str]:
+        return [n for n in CLASS_NAMES if n not in set(self.cards)]
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """(N, 53) probabilities of corner crops' features: 52 cards, then "no index"."""
+        if len(features) == 0:
+            return np.zeros((0, NONE_CLASS + 1), np.float32)
+        return card_probabilities(np.asarray(features, np.float32) @ self.weights.T + self.bias)
+
+    # ------------------------------------------------------------ file
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        header = {"format": FORMAT, "name": self.name, "reader": self.reader,
+                  "cards": self.cards, "missing": self.missing, "info": self.info,
+                  "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("wb") as fh:   # written aside, then moved: a crash never leaves half a deck
+            np.savez_compressed(fh, weights=self.weights, bias=self.bias,
+                                header=np.frombuffer(json.dumps(header).encode(), np.uint8))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, name_or_path: str | Path, reader: str | None = None) -> "EnrolledDeck":
+        """The deck, or one DeckError naming the file. reader: the reader_id the deck must
+        have been enrolled with."""
+        path = deck_path(name_or_path)
+        if not path.is_file():
+            where = f" (named decks live in {decks_dir()})" if path.parent == decks_dir() else ""
+            raise DeckError(f"{path}: no such deck file{where}; make one with `companion enrol`")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(bytes(z["header"]).decode())
+                weights, bias = z["weights"].astype(np.float32), z["bias"].astype(np.float32)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile,
+                UnicodeDecodeError) as exc:
+            raise DeckError(f"{path}: not a deck file (unreadable or corrupt: "
+                            f"{str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})"
+                            ) from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            got = header.get("format") if isinstance(header, dict) else None
+            raise DeckError(f"{path}: not a deck file (format {got!r}, expected {FORMAT!r})")
+        if weights.ndim != 2 or weights.shape[0] != sum(HEADS) or bias.shape != (sum(HEADS),):
+            raise DeckError(f"{path}: not a deck file (weights {weights.shape}, expected "
+                            f"({sum(HEADS)}, features))")
+        if reader is not None and header.get("reader") != reader:
+            raise DeckError(f"{path}: enrolled with another corner reader "
+                            f"({header.get('reader')}, this one is {reader}); enrol the deck "
+                            "again with this reader")
+        cards = [c for c in header.get("cards", []) if c in CLASS_NAMES]
+        return cls(weights, bias, cards, header.get("reader", ""), header.get("name", path.stem),
+                   header.get("info", {}))

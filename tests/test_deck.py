@@ -1,0 +1,174 @@
+"""Enrolling a deck from photos named by card, and reading with it."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.deck.enrol import parse_photo_name
+from companion.deck.enrolled import DeckError, EnrolledDeck, deck_path
+from companion.detector.model import load_detector
+from companion.engine.cards import CLASS_NAMES
+from companion.render.faces import Deck, DeckStyle
+from companion.render.scene import card_photo, card_scene
+from companion.training.evaluate import top1
+
+STYLE = 987_600_001          # over 10**8: a style no training set draws
+CARDS = ["7h", "Qs", "10d", "Ac", "3c", "Kh"]
+
+
+@pytest.fixture(scope="module")
+def style():
+    return Deck(DeckStyle.random(STYLE))
+
+
+@pytest.fixture(scope="module")
+def enrolled(tmp_path_factory, style):
+    """A photo folder with six good photos, a joker, and one of each problem; enrolled
+    through the command line."""
+    rng = np.random.default_rng(1)
+    photos = tmp_path_factory.mktemp("photos")
+    for name in CARDS:
+        cv2.imwrite(str(photos / f"{name}.jpg"), card_photo(style, CLASS_NAMES.index(name), rng))
+    cv2.imwrite(str(photos / "Kh_2.png"), card_photo(style, CLASS_NAMES.index("Kh"), rng))
+    cv2.imwrite(str(photos / "RJ.png"), card_photo(style, 52, rng))
+    cv2.imwrite(str(photos / "7h.png"), card_photo(style, CLASS_NAMES.index("7h"), rng))  # dup
+    cv2.imwrite(str(photos / "2s.png"), np.full((640, 480, 3), (90, 110, 80), np.uint8))  # empty
+    cv2.imwrite(str(photos / "5d.png"), card_photo(style, CLASS_NAMES.index("9s"), rng))  # wrong
+    (photos / "6h.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    cv2.imwrite(str(photos / "holiday.jpg"), card_photo(style, 0, rng))
+    (photos / "notes.txt").write_text("not a photo")
+    out = tmp_path_factory.mktemp("decks") / "mine.deck"
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["enrol", "--out", str(out), "--photos", str(photos)])
+    return out, code, buf.getvalue()
+
+
+def test_photo_names():
+    assert parse_photo_name("7h.jpg") == ("7h", 1)
+    assert parse_photo_name("10S.png") == ("10s", 1)
+    assert parse_photo_name("Qd_2.jpg") == ("Qd", 2)
+    assert parse_photo_name("rj.png") == ("RJ", 1)
+    for bad in ("11h.jpg", "7x.jpg", "holiday.jpg", "7h_.jpg", "1h.jpg"):
+        with pytest.raises(ValueError, match=bad.replace(".", r"\.")):
+            parse_photo_name(bad)
+
+
+def test_enrol_reports_every_photo_and_what_is_missing(enrolled):
+    out, code, text = enrolled
+    assert code == 1                               # not all 52 cards: exit 1...
+    assert out.is_file()                           # ...but the deck is written
+    assert "enrolled 6 of 52 cards from 8 photos" in text
+    assert "duplicate name 7h: 7h.jpg, 7h.png" in text
+    assert "no card found: 2s.png" in text
+    assert "check the name: 5d.png is named 5d but reads as 9s" in text
+    assert "unreadable: 6h.jpg" in text
+    assert "bad name: holiday.jpg" in text
+    missing = next(line for line in text.splitlines() if line.startswith("missing"))
+    assert "missing 46:" in missing and "5d" in missing and "7h" not in missing.split()
+    deck = EnrolledDeck.load(out)
+    assert sorted(deck.cards) == sorted(CARDS)
+    assert "5d" not in deck.cards                  # the likely mislabel is not enrolled
+
+
+def test_a_deck_reads_its_cards_in_other_scenes(enrolled, style):
+    out, _, _ = enrolled
+    det = load_detector(photo=True, deck=out)
+    rng = np.random.default_rng(7)
+    for name in CARDS:
+        scene = card_scene(style, CLASS_NAMES.index(name), rng, min_visible=0.95)
+        got, _ = top1(det(scene.image))
+        assert got == name, (name, got)
+
+
+def test_with_a_deck_an_empty_table_and_a_card_back_read_no_card(enrolled, style):
+    out, _, _ = enrolled
+    det = load_detector(photo=True, deck=out)
+    table = np.full((480, 640, 3), (60, 90, 70), np.uint8)
+    assert len(det(table)) == 0
+    from companion.render.scene import card_transform, warp_onto
+    back = style.back()
+    warp_onto(table, back, card_transform(back, (320, 240), 380, 15.0))
+    assert len(det(table)) == 0
+
+
+def test_a_named_deck_lives_in_the_data_directory(monkeypatch, tmp_path, enrolled):
+    out, _, _ = enrolled
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    target = deck_path("club", for_writing=True)
+    assert target == tmp_path / "ratscrew-companion" / "decks" / "club.deck"
+    EnrolledDeck.load(out).save(target)
+    assert EnrolledDeck.load("club").cards == EnrolledDeck.load(out).cards
+
+
+def test_detect_json_with_a_deck_keeps_its_contract(enrolled, style, tmp_path, capsys):
+    out, _, _ = enrolled
+    img = tmp_path / "card.png"
+    cv2.imwrite(str(img), card_photo(style, CLASS_NAMES.index("Qs"), np.random.default_rng(3)))
+    assert main(["detect", "--json", "--deck", str(out), str(img)]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert row["image"] == str(img)
+    assert row["cards"] and {c["card"] for c in row["cards"]} == {"Qs"}
+    assert set(row["cards"][0]) == {"card", "confidence", "box"}
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 truncated zip", b"\x93NUMPY not a deck"])
+def test_a_corrupt_deck_file_is_one_clear_error(tmp_path, capsys, content):
+    bad = tmp_path / "bad.deck"
+    bad.write_bytes(content)
+    with pytest.raises(DeckError, match="bad.deck: not a deck file"):
+        EnrolledDeck.load(bad)
+    img = tmp_path / "x.png"
+    cv2.imwrite(str(img), np.zeros((64, 64, 3), np.uint8))
+    assert main(["detect", "--deck", str(bad), str(img)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.deck: not a deck file" in err[0]
+
+
+def test_a_missing_named_deck_says_where_decks_live(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    img = tmp_path / "x.png"
+    cv2.imwrite(str(img), np.zeros((64, 64, 3), np.uint8))
+    assert main(["detect", "--deck", "nosuch", str(img)]) == 2
+    err = capsys.readouterr().err
+    assert "nosuch.deck: no such deck file" in err and "companion enrol" in err
+
+
+def test_a_deck_of_another_reader_is_refused(enrolled, tmp_path):
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    deck.reader = "0123456789abcdef"
+    other = deck.save(tmp_path / "other.deck")
+    with pytest.raises(DeckError, match="another corner reader"):
+        load_detector(photo=True, deck=other)
+
+
+def test_enrol_by_dealing_before_the_camera(tmp_path):
+    """A rendered film of a game: every card the reader confirms is enrolled under its
+    true name; a card it names twice is asked for (here skipped)."""
+    from companion.deck.stream import enrol_stream
+    from companion.engine import load_rules
+    from companion.render.video import GameFilm
+    film = GameFilm(load_rules("base"), ["Ada", "Ben"], seed=3, seconds=8)
+    info = film.write(tmp_path / "deal.mp4", progress=False)
+    truth = [x["card"] for x in film.timeline.truth if x["type"] == "flip"]
+    asked = []
+
+    def ask(question, proposal):
+        asked.append((question, proposal))
+        return proposal or "-" if "not sure" in question else "-"
+
+    deck, report = enrol_stream(str(info["video"]), load_detector(), load_detector(photo=True),
+                                "film", variations=4, ask=ask)
+    assert deck is not None and report.enrolled
+    assert set(report.enrolled) <= set(truth)
+    assert len(report.enrolled) >= 0.8 * len(set(truth))
+    assert not report.complete and report.lines()[-1].startswith("missing")
+    assert all("which card" in q for q, _ in asked)
