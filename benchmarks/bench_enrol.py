@@ -66,20 +66,26 @@ def rendered(args) -> None:
             cv2.imwrite(str(Path(tmp) / f"{CLASS_NAMES[c]}.png"), card_photo(style, c, rng))
         print(f"rendered style {args.style}: 52 photos")
         deck = enrol(Path(tmp), f"style-{args.style}")
-    scenes = [(card_scene(style, c, rng).image, c) for c in range(52)
-              for _ in range(args.per_card)]
+    scenes = [card_scene(style, c, rng) for c in range(52) for _ in range(args.per_card)]
+    generic = {"video": load_detector(default_model(photo=False)),
+               "photo": load_detector(default_model(photo=True), photo=True)}
     for label, det in settings(deck).items():
-        right = wrong = 0
+        right = wrong = below = 0
         misreads = collections.Counter()
-        for img, c in tqdm(scenes, desc=f"rendered, {label}", leave=False):
-            got, _ = top1(det(img))
-            right += got == CLASS_NAMES[c]
-            if got is not None and got != CLASS_NAMES[c]:
+        base = 0
+        for scene in tqdm(scenes, desc=f"rendered, {label}", leave=False):
+            truth = CLASS_NAMES[scene.pile[-1]]
+            got, _ = top1(det(scene.image))
+            base += top1(generic[label](scene.image))[0] == truth
+            right += got == truth
+            if got is not None and got != truth:
                 wrong += 1
-                misreads[(CLASS_NAMES[c], got)] += 1
+                below += CLASS_NAMES.index(got) in scene.pile
+                misreads[(truth, got)] += 1
         n = len(scenes)
-        print(f"  {label} settings: {right}/{n} top-1 ({right / n:.2%}), wrong card {wrong}, "
-              f"no card {n - right - wrong}"
+        print(f"  {label} settings: {right}/{n} top-1 ({right / n:.2%}), wrong card {wrong} "
+              f"({below} of them a card below it), no card {n - right - wrong}; without the "
+              f"deck {base}/{n} ({base / n:.2%})"
               + (f"; wrong: {', '.join(f'{a}->{b} x{k}' for (a, b), k in misreads.items())}"
                  if misreads else ""))
 

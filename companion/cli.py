@@ -118,7 +118,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     det = _detector(args)
     try:
         return run_watch(args.video, det, rules, _players(args.players), args.json, args.slaps,
-                         not args.no_gate, _roi(args.roi), args.log)
+                         not args.no_gate, _roi(args.roi), args.log, args.realtime)
     except (SourceError, ValueError, OSError) as exc:
         raise CommandError(str(exc)) from None
 
@@ -498,6 +498,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slaps", default=None, metavar="FILE",
                    help="slaps recorded with the video (a pad log or a rendered game's truth)")
     p.add_argument("--no-gate", action="store_true", help="run the detector on every frame")
+    p.add_argument("--realtime", action="store_true",
+                   help="play the video at its own frame rate, dropping frames when "
+                        "processing is slower, as a camera would")
     p.add_argument("--roi", default=None, metavar="X,Y,W,H", help="pile region in pixels")
     p.add_argument("--log", default=None, metavar="FILE", help="write a session log")
     model_args(p, False)

@@ -287,3 +287,23 @@ def test_a_card_the_finder_misses_is_read_where_it_landed():
     for i, img in enumerate([before] * 4 + [after] * 6):
         out += pipe.process(Frame(i, i / 30, img))
     assert [c["card"] for c in out if c["type"] == "flip"] == ["9h"]
+
+
+def test_a_video_played_in_real_time_drops_frames_for_a_slow_consumer_and_ends(tmp_path):
+    import time as _time
+    path = tmp_path / "clip.avi"
+    out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (64, 48))
+    for i in range(30):
+        out.write(np.full((48, 64, 3), i * 8, np.uint8))
+    out.release()
+    src = LiveSource(str(path), paced=True)
+    got = []
+    t0 = _time.monotonic()
+    for f in src:                       # a consumer at ~10 frames/s against a 30 fps video
+        got.append(f.index)
+        _time.sleep(0.1)
+    took = _time.monotonic() - t0
+    src.stop()
+    assert 0.8 <= took < 5              # played at its own pace (1 s), then ended
+    assert got == sorted(got) and len(got) < 30 and src.dropped > 0
+    assert got[-1] >= 25                # the newest frames, not the first ones

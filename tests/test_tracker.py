@@ -188,3 +188,56 @@ def test_a_won_pile_still_in_view_is_not_flipped_and_its_pick_up_is_said_once():
     ev = run(tr, [dets(("Jc", 0.9, (330, 330)))] * 30, start=9)
     assert [e.type for e in ev] == ["pile_cleared"]
     assert tr.order == ["Jc"]
+
+
+def _dealt(cards):
+    """Frame by frame: each card flies in over 3 frames, then rests 12 frames on top of
+    the earlier ones (their corners still peeking)."""
+    frames, rest = [], []
+    for k, card in enumerate(cards):
+        spot = (200 + 40 * k, 300)
+        for i in range(3):
+            frames.append(dets(*rest, (card, 0.9, (spot[0] - 150 + 50 * i, 100 + 60 * i))))
+        rest = [(c, 0.5, p) for c, _, p in rest] + [(card, 0.9, spot)]
+        frames += [dets(*rest)] * 12
+    return frames
+
+
+def _looks(tracker, frames, kept):
+    """The tracker on the frames a slow consumer got: `kept` frame indices only."""
+    events = []
+    for i in kept:
+        events += tracker.update(i, i / FPS, frames[i])
+    return events
+
+
+CARDS = ["Qh", "7s", "2d", "Kc", "9h"]
+
+
+def test_every_other_frame_dropped_still_gives_every_flip_once():
+    frames = _dealt(CARDS)
+    ev = _looks(FlipTracker(frame_diag=1000), frames, range(0, len(frames), 2))
+    assert [c for c, _ in flips(ev)] == CARDS
+
+
+def test_bursts_of_five_dropped_frames_still_give_every_flip_once():
+    frames = _dealt(CARDS)
+    kept = [i for i in range(len(frames)) if i % 7 in (0, 1)]    # 2 looks, then 5 dropped
+    ev = _looks(FlipTracker(frame_diag=1000), frames, kept)
+    assert [c for c, _ in flips(ev)] == CARDS
+
+
+def test_a_frozen_frame_repeated_gives_one_flip():
+    tr = FlipTracker(frame_diag=1000)
+    ev = []
+    for _ in range(10):                     # the camera froze: the same frame again and again
+        ev += tr.update(5, 5 / FPS, dets(("Qh", 0.9, (300, 300))))
+    ev += run(tr, [dets(("Qh", 0.9, (300, 300)))] * 5, start=6)
+    assert flips(ev) == [("Qh", 5)]
+
+
+def test_a_flip_says_when_its_card_first_rested():
+    frames = _dealt(["Qh"])
+    ev = _looks(FlipTracker(frame_diag=1000), frames, range(0, len(frames), 2))
+    flip = next(e for e in ev if e.type == "flip")
+    assert flip.rest_frame == 4 and flip.rest_t == 4 / FPS    # first look at rest (frame 3 dropped)

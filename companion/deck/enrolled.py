@@ -3,8 +3,9 @@
 The reader's heads (is there an index, rank, suit, ink colour) are one linear layer on
 its pooled features (`CornerReader.read`). Enrolling (enrol.py) cuts many variations of
 each card's two corners (box jitter, blur, light, noise) and fits a copy of that layer
-to them, pulled towards the shipped weights so what the reader knows of cards in
-general stays; the card read sideways and its middle are fitted as "no index". Reading
+to them, starting from the shipped weights (a short fit, so what the reader knows of
+cards in general stays); the card read sideways and its middle are fitted as "no
+index". Reading
 with a deck is the same sum (features x weights) with the deck's weights, so the
 detector, the tracker and every command work unchanged, at no cost.
 

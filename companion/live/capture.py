@@ -59,12 +59,19 @@ class FileSource:
 
 
 class LiveSource:
-    """A camera index or stream URL, read by its own thread; the newest frame wins."""
+    """A camera index or stream URL, read by its own thread; the newest frame wins.
+
+    paced: a video file played as a camera would deliver it (`watch --realtime`): one
+    frame every 1/fps seconds whatever the consumer does, the newest winning, t the
+    frame's time in the video; the source ends with the file."""
 
     def __init__(self, spec: str | int, clock: Callable[[], float] = time.monotonic,
                  reopen_every: float = 1.0, on_status: Callable[[str], None] | None = None,
-                 opener: Callable[[str | int], cv2.VideoCapture] = _open) -> None:
+                 opener: Callable[[str | int], cv2.VideoCapture] = _open,
+                 paced: bool = False) -> None:
         self.spec = spec
+        self.paced = paced
+        self._ended = False
         self.clock = clock
         self.reopen_every = reopen_every
         self.on_status = on_status or (lambda msg: None)
@@ -81,8 +88,14 @@ class LiveSource:
     def _run(self) -> None:
         i = 0
         lost = False
+        start = time.monotonic()
         while not self._stop.is_set():
             ok, img = (self.cap.read() if self.cap is not None else (False, None))
+            if not ok and self.paced:
+                with self._cond:
+                    self._ended = True
+                    self._cond.notify()
+                return
             if not ok:
                 if not lost:
                     lost = True
@@ -99,21 +112,28 @@ class LiveSource:
             if lost:
                 lost = False
                 self.on_status(f"camera {self.spec}: frames again; the game goes on")
+            if self.paced:
+                delay = start + i / self.fps - time.monotonic()
+                if delay > 0:
+                    self._stop.wait(delay)
             with self._cond:
                 if self._latest is not None:
                     self.dropped += 1          # the consumer did not take the last one
-                self._latest = Frame(i, self.clock(), img)
+                self._latest = Frame(i, i / self.fps if self.paced else self.clock(), img)
                 self._cond.notify()
             i += 1
 
     def __iter__(self) -> Iterator[Frame]:
         while not self._stop.is_set():
             with self._cond:
-                if self._latest is None:
+                if self._latest is None and not self._ended:
                     self._cond.wait(0.5)
                 frame, self._latest = self._latest, None
+                ended = self._ended and frame is None
             if frame is not None:
                 yield frame
+            elif ended:
+                break
 
     def stop(self) -> None:
         self._stop.set()

@@ -154,17 +154,27 @@ def _summary(stats: RunStats, truth_flips: int | None, out) -> None:
 
 
 def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], as_json: bool,
-              slaps_path: str | None, gate: bool, roi: Roi | None, log_path: str | None) -> int:
-    from .capture import FileSource
+              slaps_path: str | None, gate: bool, roi: Roi | None, log_path: str | None,
+              realtime: bool = False) -> int:
+    """realtime: the video plays at its own frame rate through the camera's newest-frame
+    path, so frames are dropped when processing is slower (as a camera would)."""
+    from .capture import FileSource, LiveSource
     start, slaps = load_slaps(slaps_path) if slaps_path else (None, [])
     if start is not None and start.get("players") and len(start["players"]) != len(players):
         players = list(start["players"])
     printer = Printer(players, as_json)
-    source = FileSource(video)
+    source = LiveSource(video, paced=True) if realtime else FileSource(video)
     pipe = make_pipeline(detector, rules, players, printer, roi, gate, log_path,
                          stacks=start.get("stacks") if start else None)
-    stats = run_frames(pipe, source, slaps)
+    try:
+        stats = run_frames(pipe, source, slaps)
+    finally:
+        if realtime:
+            source.stop()
     _summary(stats, None, sys.stderr)
+    if realtime:
+        print(f"frames dropped (processing slower than the video): {source.dropped}",
+              file=sys.stderr)
     return 0
 
 

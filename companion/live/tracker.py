@@ -44,6 +44,7 @@ class TrackerConfig:
 class Candidate:
     card: str
     first_frame: int
+    first_t: float
     centres: np.ndarray            # (k, 2): every box of this card in its last sighting
     box: np.ndarray
     seen: int = 0
@@ -62,6 +63,7 @@ class TrackEvent:
     confidence: float = 0.0
     box: list[float] = field(default_factory=list)
     rest_frame: int | None = None  # the first frame the card was seen where it now rests
+    rest_t: float | None = None    # ...and that frame's capture time
 
     def to_json(self) -> dict:
         d = {"type": self.type, "frame": self.frame, "t": round(self.t, 4)}
@@ -92,6 +94,10 @@ class FlipTracker:
         self.leaving: dict[str, tuple[float, np.ndarray]] = {}  # won pile: card -> when, where
         self.leaving_said = False
         self.t = 0.0
+        # The frame index of the previous look. Sightings count as consecutive by looks,
+        # not by frame numbers: a live camera drops frames when processing falls behind
+        # (0, 2, 4, ...), and a card seen on every look must still be called.
+        self.prev_frame: int | None = None
 
     def reset(self) -> None:
         self.pile.clear()
@@ -218,9 +224,9 @@ class FlipTracker:
             # Moved: no corner seen now is where one of its corners was last frame.
             moved = cand is not None and np.linalg.norm(
                 centres[:, None] - cand.centres[None], axis=2).min() > cfg.still * self.diag
-            if cand is None or cand.last_frame != frame - 1 or moved:
-                # Not seen in the previous frame, or it moved: start counting again.
-                cand = Candidate(n, frame, centres, b)
+            if cand is None or cand.last_frame != self.prev_frame or moved:
+                # Not seen on the previous look, or it moved: start counting again.
+                cand = Candidate(n, frame, t, centres, b)
                 self.candidates[n] = cand
             cand.seen += 1
             cand.conf_sum += c
@@ -243,7 +249,8 @@ class FlipTracker:
             self.last_pile_seen = t
             events.append(TrackEvent("flip", frame, t, card=win.card,
                                      confidence=win.conf_sum / win.seen,
-                                     box=[float(v) for v in win.box], rest_frame=win.first_frame))
+                                     box=[float(v) for v in win.box], rest_frame=win.first_frame,
+                                     rest_t=win.first_t))
             for n in list(self.candidates):
                 if n != win.card:
                     self.aliases[n] = win.card
@@ -255,4 +262,5 @@ class FlipTracker:
                     events.append(TrackEvent("unclear", frame, t, card=k.card,
                                              confidence=k.conf_sum / k.seen,
                                              box=[float(v) for v in k.box]))
+        self.prev_frame = frame
         return events
