@@ -48,6 +48,15 @@ def test_parse_each_line_kind():
         "SLAP 2 123456 812 17")
 
 
+def test_a_line_ending_ff_with_a_wrong_checksum_is_refused():
+    body = "SLAP 2 123456 812 17"
+    assert checksum(body) != 0xFF                 # so *FF is wrong for it
+    for tail in ("*FF", "*ff"):
+        with pytest.raises(ProtocolError) as err:
+            parse_line(body + tail)
+        assert err.value.kind == "checksum"
+
+
 @pytest.mark.parametrize("line,kind", [
     ("SLAP 2 123456 812 17*00", "checksum"),
     ("SLAP 2 123456 812 17", "malformed"),

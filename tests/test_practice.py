@@ -13,6 +13,7 @@ from companion.engine import PRESETS, rules_from_mapping
 from companion.pad import PadReader
 from companion.pad.sim import PadSimulator
 from companion.practice.history import History
+from companion.practice.session import MAX_PACE, MIN_PACE
 from companion.practice.session import Calibration, Practice
 from companion.practice.tools import pad_poll, run_stats, summarise
 from companion.practice.trials import TrialDeck
@@ -105,7 +106,16 @@ def test_a_scripted_session_gives_the_expected_statistics_and_plots(pad, tmp_pat
     assert all(abs(o.rt_ms - 200) < 25 for o in hits)
     trial2 = p.results[1][0]
     assert ada[1].outcome == ("hit" if trial2.target else "false")
-    assert summary.pace_end < summary.pace_start or summary.outcomes.get("false")
+    # The pace adapts after every trial: 6 % faster after a hit in under half the pace,
+    # 8 % slower after a miss, a false or a late slap (within its bounds).
+    assert summary.outcomes.get("false") and hits        # both kinds happened
+    pace = summary.pace_start
+    for o in ada:
+        if o.outcome in ("miss", "false", "late"):
+            pace = min(MAX_PACE, pace * 1.08)
+        elif o.outcome == "hit" and o.rt_ms < pace * 500:
+            pace = max(MIN_PACE, pace * 0.94)
+    assert summary.pace_end == pytest.approx(pace)
     out = tmp_path / "plots"
     assert run_stats("Ada", str(out), str(db)) == 0
     for name in ("reaction_times.png", "progress.png", "accuracy_by_pattern.png"):

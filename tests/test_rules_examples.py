@@ -373,3 +373,41 @@ def test_joker_pattern_and_jokers_in_the_deck():
     assert g.top_patterns == ("joker",)   # two jokers are not a double
     with pytest.raises(EventError, match="jokers are not in play"):
         new_game().flip("RJ")
+
+
+# --- House option: slap_back_in = false -------------------------------------------
+
+NO_BACK_IN = rules_from_mapping({"slap_back_in": False})
+
+
+def test_without_slap_back_in_an_empty_hand_slapping_a_real_pattern_wins_nothing():
+    g = new_game(NO_BACK_IN, stacks=[10, 0, 10])
+    flips(g, "6h", "6c")
+    assert g.slap([1]) == []                    # no award, no penalty: nothing happens
+    assert g.pile_count == 2 and g.stacks[1] == 0 and not g.out[1]
+    anns = g.slap([2])                          # a hand with cards still takes it...
+    assert of_type(anns, "award")[0]["seat"] == 2
+    assert of_type(anns, "out") == [{"type": "out", "seat": 1}]   # ...and the empty hand is out
+
+
+def test_without_slap_back_in_the_first_hand_with_cards_wins_a_shared_slap():
+    g = new_game(NO_BACK_IN, stacks=[10, 0, 10])
+    flips(g, "6h", "6c")
+    anns = g.slap([1, 2])                        # the empty hand landed first
+    assert of_type(anns, "award")[0]["seat"] == 2 and g.out[1]
+
+
+def test_without_slap_back_in_an_empty_hands_wrong_slap_cannot_be_paid_so_it_is_out():
+    g = new_game(NO_BACK_IN, stacks=[10, 0, 10])
+    g.flip("6h")
+    anns = g.slap([1])
+    assert of_type(anns, "wrong_slap") == [{"type": "wrong_slap", "seat": 1, "paid": 0, "owed": 2}]
+    assert of_type(anns, "out") == [{"type": "out", "seat": 1}]
+    assert conserved(g)
+
+
+def test_with_slap_back_in_the_same_slap_wins_the_empty_hand_a_new_stack():
+    g = new_game(BASE, stacks=[10, 0, 10])
+    flips(g, "6h", "6c")
+    anns = g.slap([1])
+    assert of_type(anns, "award")[0]["seat"] == 1 and g.stacks[1] == 2 and not g.out[1]

@@ -83,12 +83,13 @@ class LiveSource:
         self._stop = threading.Event()
         self.dropped = 0
         self._thread = threading.Thread(target=self._run, name="capture", daemon=True)
+        self.started = time.monotonic()      # a paced file's frame i is due at started + i/fps
         self._thread.start()
 
     def _run(self) -> None:
         i = 0
         lost = False
-        start = time.monotonic()
+        start = self.started
         while not self._stop.is_set():
             ok, img = (self.cap.read() if self.cap is not None else (False, None))
             if not ok and self.paced:

@@ -51,6 +51,7 @@ class RunStats:
     inferences: int = 0
     seconds: float = 0.0
     flips: int = 0
+    dropped: int = 0          # frames a live source dropped while processing was behind
 
 
 class Printer:
