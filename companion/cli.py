@@ -256,8 +256,10 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_enrol(args: argparse.Namespace) -> int:
     from .deck.enrol import enrol_photos
     from .deck.enrolled import deck_path
+    if args.variations < 1:
+        raise CommandError("--variations: at least 1")
     out = deck_path(args.out, for_writing=True)
-    if out.parent and not out.parent.is_dir():
+    if not out.parent.is_dir():
         raise CommandError(f"--out {args.out}: the folder {out.parent} does not exist")
     name = out.stem
     det = _detector(args, photo=True)
@@ -288,7 +290,7 @@ def cmd_enrol(args: argparse.Namespace) -> int:
         deck.save(out)
     except OSError as exc:
         raise CommandError(f"{out}: {exc.strerror}") from None
-    print(f"wrote {out}" + (f" (use it as --deck {args.out})" if out.parent != Path(".") else ""))
+    print(f"wrote {out}; read with it: --deck {args.out}")
     return 0 if report.complete else 1
 
 

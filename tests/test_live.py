@@ -133,7 +133,7 @@ def test_session_log_replays_to_the_same_calls(tmp_path):
     log.close()
     rules, players, events, logged = read_log(tmp_path / "s.jsonl")
     assert players == ["Ada", "Ben"] and rules == PRESETS["challenge"]
-    strip = lambda a: {k: v for k, v in a.items() if k not in ("frame", "rest_frame",
+    strip = lambda a: {k: v for k, v in a.items() if k not in ("frame", "rest_frame", "rest_t",
                                                               "confidence", "evidence")}
     assert [strip(a) for a in replay(tmp_path / "s.jsonl")] == [strip(a) for a in calls]
     assert [strip(a) for a in logged] == [strip(a) for a in calls]

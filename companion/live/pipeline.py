@@ -242,7 +242,7 @@ class LivePipeline:
                 self.state.unclear = False
                 # One record per flip: the engine's seat and pile, the tracker's frames.
                 out += self.feed({"type": "flip", "card": ev.card, "t": frame.t}, frame.index,
-                                 {"rest_frame": ev.rest_frame,
+                                 {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
                                   "confidence": round(ev.confidence, 3)}, ("flip",))
                 self.flip_latency_ms.append((self.clock() - start) * 1000)
             elif ev.type == "unclear":
