@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,3 +35,47 @@ def test_sketch_compiles_against_the_arduino_api(tmp_path):
     src.write_text('#include "arduino_stub.h"\n' + (FW / "slappad" / "slappad.ino").read_text())
     subprocess.run(["g++", "-fsyntax-only", "-Wall", "-Werror", f"-I{FW / 'test'}",
                     f"-I{FW / 'slappad'}", str(src)], check=True)
+
+
+AVR_TOOLCHAIN = shutil.which("avr-gcc") is not None and Path("/usr/share/arduino/Arduino.mk").is_file()
+NO_AVR = ("Debian's AVR toolchain is absent (apt install gcc-avr avr-libc arduino-core-avr "
+          "arduino-mk; .ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def built():
+    """firmware/build.sh: the real sketch for the Uno and the Nano, as a user flashes it."""
+    if not AVR_TOOLCHAIN:
+        pytest.skip(NO_AVR)
+    res = subprocess.run([str(FW / "build.sh")], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def test_the_sketch_builds_for_uno_and_nano_and_fits(built):
+    for board in ("uno", "nano"):
+        line = next(x for x in built.splitlines() if x.startswith(f"firmware: {board}:"))
+        (flash, flash_max), (ram, ram_max) = [(int(a), int(b)) for a, b in
+                                              re.findall(r"(\d+) of (\d+)", line)]
+        assert 0 < flash <= flash_max and 0 < ram <= ram_max
+
+
+def test_the_built_binary_speaks_the_protocol_in_simavr(built):
+    """The Uno binary on a simulated ATmega328P at 16 MHz: its UART lines parse, with
+    their checksums, in the host reader's parser."""
+    if shutil.which("simavr") is None:
+        pytest.skip("simavr is absent (apt install simavr; .ci/run installs it)")
+    from companion.pad.protocol import Heartbeat, Hello, parse_line
+    elf = next((FW / "build" / "uno").glob("*.elf"))
+    try:
+        res = subprocess.run(["simavr", "-m", "atmega328p", "-f", "16000000", str(elf)],
+                             capture_output=True, text=True, timeout=2)
+        out = res.stdout + res.stderr
+    except subprocess.TimeoutExpired as exc:   # it runs until stopped
+        out = (exc.stdout or b"").decode(errors="replace") + (exc.stderr or b"").decode(
+            errors="replace")
+    lines = re.findall(r"((?:HELLO|HB|SLAP|F|CAL) [^*\x1b]*\*[0-9A-F]{2})", out)
+    parsed = [parse_line(line + "\n") for line in lines]
+    assert parsed and isinstance(parsed[0], Hello) and parsed[0].zones == 4
+    beats = [p for p in parsed if isinstance(p, Heartbeat)]
+    assert len(beats) >= 2 and all(b.t_us > a.t_us for a, b in zip(beats, beats[1:]))
