@@ -79,3 +79,33 @@ def test_the_built_binary_speaks_the_protocol_in_simavr(built):
     assert parsed and isinstance(parsed[0], Hello) and parsed[0].zones == 4
     beats = [p for p in parsed if isinstance(p, Heartbeat)]
     assert len(beats) >= 2 and all(b.t_us > a.t_us for a, b in zip(beats, beats[1:]))
+
+
+@pytest.fixture(scope="module")
+def harness(built):
+    from companion.pad.firmware import HARNESS, uno_elf
+    if not HARNESS.is_file() or uno_elf() is None:
+        pytest.skip("the simavr harness was not built: libsimavr-dev is absent "
+                    "(apt install libsimavr-dev; .ci/run installs it)")
+    return HARNESS
+
+
+def _slaps(lines):
+    from companion.pad.protocol import Slap, parse_line
+    parsed = [(t, parse_line(text + "\n")) for t, text in lines]   # checksums checked here
+    return [(t, p) for t, p in parsed if isinstance(p, Slap)]
+
+
+def test_the_real_binary_orders_two_hands_100_us_apart_bottom_first(harness):
+    from companion.pad.firmware import Hand, run_firmware
+    lines = run_firmware([Hand(2, 200_000, peak=650), Hand(0, 200_100, peak=800)], 500_000)
+    slaps = _slaps(lines)
+    assert [s.zone for _, s in slaps] == [2, 0]             # both, the bottom hand first
+    (_, first), (_, second) = slaps
+    assert 50 <= second.t_us - first.t_us <= 150            # ~100 us apart, as landed
+
+
+def test_the_real_binary_gives_a_resting_hand_one_slap(harness):
+    from companion.pad.firmware import Hand, run_firmware
+    slaps = _slaps(run_firmware([Hand(1, 100_000, hold_us=600_000)], 900_000))
+    assert [s.zone for _, s in slaps] == [1]

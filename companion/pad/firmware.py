@@ -1,0 +1,59 @@
+"""The pad's real firmware on a simulated ATmega328P: hands in, UART lines out.
+
+`firmware/build.sh` builds the Uno binary and `firmware/build/pad_harness` (libsimavr),
+which runs the binary cycle-accurately at 16 MHz with its ADC inputs driven by force
+curves. This module writes the harness's script and reads back each UART line with the
+simulated time its last byte left the chip.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FIRMWARE = Path(__file__).resolve().parents[2] / "firmware"
+HARNESS = FIRMWARE / "build" / "pad_harness"
+UNO_BUILD = FIRMWARE / "build" / "uno"
+
+
+@dataclass
+class Hand:
+    zone: int
+    onset_us: float
+    peak: float = 700.0          # ADC counts at full press
+    rise_us: float = 1000.0      # from touch to full press (and back at release)
+    hold_us: float = 40_000.0    # pressed this long
+
+
+def uno_elf() -> Path | None:
+    found = sorted(UNO_BUILD.glob("*.elf"))
+    return found[0] if found else None
+
+
+def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
+                 harness: Path = HARNESS, timeout: float = 120.0,
+                 send: list[tuple[float, str]] = ()) -> list[tuple[float, str]]:
+    """(simulated us, line) for each line the firmware sent while `hands` pressed; `send`:
+    (us, command) lines written to the pad's UART (one word: HELLO, CAL)."""
+    elf = elf or uno_elf()
+    if elf is None or not harness.is_file():
+        raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
+    script = "".join(f"{h.zone} {h.onset_us} {h.peak} {h.rise_us} {h.hold_us}\n" for h in hands)
+    script += "".join(f"SEND {t} {word}\n" for t, word in send)
+    script += f"END {end_us}\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+        fh.write(script)
+        path = Path(fh.name)
+    try:
+        res = subprocess.run([str(harness), str(elf), str(path)], capture_output=True, text=True,
+                             timeout=timeout, check=True)
+    finally:
+        path.unlink(missing_ok=True)
+    out = []
+    for line in res.stdout.splitlines():
+        if line.startswith("UART "):
+            _, t, text = line.split(" ", 2)
+            out.append((float(t), text))
+    return out
