@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from companion.pad.firmware import HARNESS, Hand, run_firmware, uno_elf
-from companion.pad.protocol import ProtocolError, Slap, parse_line
+from companion.pad.protocol import Force, ProtocolError, Slap, parse_line
 
 GAP_US = 300_000.0
 
@@ -84,6 +84,20 @@ def main() -> None:
     print(f"four hands at once (3 us apart): {len(slaps)} SLAP lines, zones "
           f"{[s.zone for s in slaps]}, all checksums good; heartbeats every "
           f"{np.diff([t for t, _ in beats]).mean() / 1000:.1f} ms")
+    # While streaming forces (STREAM 1, 50 lines a second), two hands 300 us apart.
+    lines = run_firmware([Hand(1, 600_000), Hand(3, 600_300)], 1_200_000,
+                         send=[(300_000, "STREAM 1")])
+    kinds, bad = [], 0
+    for _, text in lines:
+        try:
+            kinds.append(parse_line(text + "\n"))
+        except ProtocolError:
+            bad += 1
+    order = [k.zone for k in kinds if isinstance(k, Slap)]
+    seqs = [k.seq for k in kinds]
+    print(f"slaps while streaming: {sum(isinstance(k, Force) for k in kinds)} force lines, "
+          f"SLAP zones {order} (landed 1 then 3), bad lines {bad}, sequence gaps "
+          f"{sum(b - a != 1 for a, b in zip(seqs, seqs[1:]))}")
     rates = [h.rate for h in hello]
     print(f"samples a second per zone, as the binary measures them (HELLO asked at 2.1 s): "
           f"{rates[-1] if len(rates) > 1 else '-'} (one sample of each zone every "

@@ -109,3 +109,15 @@ def test_the_real_binary_gives_a_resting_hand_one_slap(harness):
     from companion.pad.firmware import Hand, run_firmware
     slaps = _slaps(run_firmware([Hand(1, 100_000, hold_us=600_000)], 900_000))
     assert [s.zone for _, s in slaps] == [1]
+
+
+def test_slaps_while_streaming_forces_lose_no_line(harness):
+    from companion.pad.firmware import Hand, run_firmware
+    from companion.pad.protocol import Force, Slap, parse_line
+    lines = run_firmware([Hand(1, 400_000), Hand(3, 400_300)], 800_000,
+                         send=[(200_000, "STREAM 1")])
+    parsed = [parse_line(text + "\n") for _, text in lines]      # every line's checksum
+    assert sum(isinstance(p, Force) for p in parsed) >= 20        # 50 a second while streaming
+    assert [p.zone for p in parsed if isinstance(p, Slap)] == [1, 3]
+    seqs = [p.seq for p in parsed]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # no line lost

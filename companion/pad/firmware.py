@@ -36,12 +36,12 @@ def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
                  harness: Path = HARNESS, timeout: float = 120.0,
                  send: list[tuple[float, str]] = ()) -> list[tuple[float, str]]:
     """(simulated us, line) for each line the firmware sent while `hands` pressed; `send`:
-    (us, command) lines written to the pad's UART (one word: HELLO, CAL)."""
+    (us, command) lines written to the pad's UART (HELLO, CAL, STREAM 1)."""
     elf = elf or uno_elf()
     if elf is None or not harness.is_file():
         raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
     script = "".join(f"{h.zone} {h.onset_us} {h.peak} {h.rise_us} {h.hold_us}\n" for h in hands)
-    script += "".join(f"SEND {t} {word}\n" for t, word in send)
+    script += "".join(f"SEND {t} {word.replace(' ', '_')}\n" for t, word in send)
     script += f"END {end_us}\n"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
         fh.write(script)

@@ -5,7 +5,7 @@
  *
  * SCRIPT lines: "ZONE ONSET_US PEAK RISE_US HOLD_US" (one hand on a zone: a linear rise to
  * PEAK ADC counts, held, then released), "SEND US WORD" (a command line sent to the pad's
- * UART at that time, e.g. HELLO) and "END US" (how long to run). Each UART line
+ * UART at that time, e.g. HELLO or STREAM_1, '_' for a space) and "END US" (how long to run). Each UART line
  * is printed as "UART <simulated us when its last byte left> <line>".
  */
 #include <stdio.h>
@@ -115,7 +115,8 @@ int main(int argc, char **argv) {
         avr_raise_irq(adc[z], (uint32_t)(force(z, t) * 5000.0 / 1023.0));
       next = t + 2.0;
       if (sent < n_send && t >= send_at[sent]) {   /* a command line, byte by byte */
-        for (const char *c = send_text[sent]; *c; c++) avr_raise_irq(uart_in, (uint8_t)*c);
+        for (const char *c = send_text[sent]; *c; c++)   /* '_' stands for a space */
+          avr_raise_irq(uart_in, (uint8_t)(*c == '_' ? ' ' : *c));
         avr_raise_irq(uart_in, '\n');
         sent++;
       }
