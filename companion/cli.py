@@ -392,6 +392,12 @@ def cmd_pad_sim(args: argparse.Namespace) -> int:
     from .pad.tools import run_pad_sim
     if args.every <= 0:
         raise CommandError("--every: must be positive")
+    if args.firmware is not None:
+        from .pad.tools import run_firmware_sim
+        try:
+            return run_firmware_sim(args.firmware or None, args.every, args.seconds)
+        except (FileNotFoundError, RuntimeError) as exc:
+            raise CommandError(str(exc)) from None
     return run_pad_sim(args.transport, args.port, args.zones, args.every, args.seconds)
 
 
@@ -620,6 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zones", type=int, default=4, help="zones (default 4)")
     p.add_argument("--every", type=float, default=2.0, help="seconds between slaps (2)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p.add_argument("--firmware", nargs="?", const="", default=None, metavar="ELF",
+                   help="run the pad's real firmware in simavr behind a pseudo-terminal "
+                        "(default ELF: firmware/build/uno, from firmware/build.sh)")
 
     p = add("pad-test", cmd_pad_test, "live view of a pad's zones and onsets, for building one")
     p.add_argument("port", nargs="?", default=None,

@@ -27,7 +27,7 @@ done
 # The simulator harness (firmware/sim/pad_harness.c, libsimavr): the tests and
 # benchmarks/bench_firmware.py run the Uno binary in it.
 if [ -f /usr/include/simavr/sim_avr.h ]; then
-  gcc -O2 -Wall -o ../build/pad_harness ../sim/pad_harness.c -I/usr/include/simavr -lsimavr
+  gcc -O2 -Wall -o ../build/pad_harness ../sim/pad_harness.c -I/usr/include/simavr -lsimavr -lutil
   echo "firmware: harness ../build/pad_harness (libsimavr)"
 else
   echo "firmware: no harness: libsimavr-dev is not installed (apt install libsimavr-dev)"

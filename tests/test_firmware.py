@@ -121,3 +121,33 @@ def test_slaps_while_streaming_forces_lose_no_line(harness):
     assert [p.zone for p in parsed if isinstance(p, Slap)] == [1, 3]
     seqs = [p.seq for p in parsed]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # no line lost
+
+
+def test_the_real_firmware_behind_a_pty_reaches_the_host_reader(harness):
+    """`companion pad-sim --firmware`: the binary at wall-clock speed behind a
+    pseudo-terminal; the host reader connects, hears its HELLO and its slaps."""
+    import queue
+    import time
+
+    from companion.pad import PadReader
+    from companion.pad.firmware import start_live
+    from companion.pad.reader import SlapEvent, StatusEvent
+    proc, path = start_live(every=0.3, seconds=5)
+    reader = PadReader(path).start()
+    got = []
+    try:
+        end = time.monotonic() + 4
+        while time.monotonic() < end and not (
+                any(isinstance(e, SlapEvent) for e in got) and
+                any(isinstance(e, StatusEvent) and e.kind == "hello" for e in got)):
+            try:
+                got.append(reader.events.get(timeout=0.2))
+            except queue.Empty:
+                pass
+    finally:
+        reader.stop()
+        proc.kill()
+        proc.wait()
+    assert any(isinstance(e, StatusEvent) and e.kind == "hello" for e in got)
+    slaps = [e for e in got if isinstance(e, SlapEvent)]
+    assert slaps and all(0 <= s.zone < 4 for s in slaps)

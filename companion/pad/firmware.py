@@ -57,3 +57,20 @@ def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
             _, t, text = line.split(" ", 2)
             out.append((float(t), text))
     return out
+
+
+def start_live(every: float, seconds: float | None = None, elf: Path | None = None,
+               harness: Path = HARNESS) -> tuple[subprocess.Popen, str]:
+    """The firmware as a serial device: the harness at wall-clock speed behind a
+    pseudo-terminal, a random hand every `every` seconds. The process (its stdout says
+    each hand as "HAND zone +ms") and the terminal's path."""
+    elf = elf or uno_elf()
+    if elf is None or not harness.is_file():
+        raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
+    cmd = [str(harness), str(elf), "--live", str(every)] + ([str(seconds)] if seconds else [])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for line in proc.stdout:              # simavr says what it loaded first
+        if line.startswith("PTY "):
+            return proc, line.split(" ", 1)[1].strip()
+    proc.wait()
+    raise RuntimeError(f"{harness}: no pseudo-terminal opened (exit {proc.returncode})")

@@ -7,10 +7,31 @@ import queue
 import random
 import sys
 import time
+from pathlib import Path
 
 from .protocol import Force
 from .reader import PadReader, SlapEvent, StatusEvent, find_pad
 from .sim import PadSimulator
+
+
+def run_firmware_sim(elf: str | None, every: float, seconds: float | None,
+                     out=sys.stdout) -> int:
+    """The pad's real firmware in simavr behind a pseudo-terminal (companion.pad.firmware)."""
+    from .firmware import start_live
+    proc, path = start_live(every, seconds, Path(elf) if elf else None)
+    print(f"pad firmware (simulated ATmega328P) on {path}; connect with: companion pad-test "
+          f"{path}", file=out, flush=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("HAND "):
+                _, zone, behind = line.split()
+                print(f"hand: zone {zone} {behind} ms", file=out, flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        proc.kill()
+        proc.wait()
+    return 0
 
 
 def run_pad_sim(transport: str, port: int, zones: int, every: float, seconds: float | None,
