@@ -42,18 +42,22 @@ def trials(spacing: float, n: int, rng: np.random.Generator):
             continue
         if isinstance(p, Slap):
             slaps.append((t, p))
-    right = 0
+    right = lines_first = 0
     onset_err, latency = [], []
     for t0, a, b in truth:
         got = [(t, s) for t, s in slaps if t0 - 1000 <= s.t_us <= t0 + GAP_US / 2]
-        zones = [s.zone for _, s in got]
+        # The host orders a group's hands by the onset time each SLAP line carries (the
+        # lines themselves leave in the order the core finishes with them).
+        zones = [s.zone for _, s in sorted(got, key=lambda ts: ts[1].t_us)]
+        in_line_order = [s.zone for _, s in got]
         right += zones[:2] == [a, b]
+        lines_first += in_line_order[:1] == [a]
         for t, s in got:
             if s.zone == a:
                 onset_err.append(s.t_us - t0)
                 latency.append(t - t0)
                 break
-    return right, bad, onset_err, latency
+    return right, bad, onset_err, latency, lines_first
 
 
 def main() -> None:
@@ -66,7 +70,7 @@ def main() -> None:
                  "gcc-avr avr-libc arduino-core-avr arduino-mk libsimavr-dev)")
     rng = np.random.default_rng(args.seed)
     for spacing in (100.0, 50.0, 20.0):
-        right, bad, err, lat = trials(spacing, args.trials, rng)
+        right, bad, err, lat, lines_first = trials(spacing, args.trials, rng)
         # The firmware's micros() starts after boot, so its times sit a constant offset
         # from the simulator's: the offset is reported apart from the spread around it.
         offset = statistics.median(err)
@@ -75,7 +79,8 @@ def main() -> None:
               f"({right / args.trials:.2%}); onset as reported: clock offset {offset:.0f} us, "
               f"error around it median {spread:.0f} us; onset -> SLAP "
               f"line sent: median {statistics.median(lat) / 1000:.2f} ms, max "
-              f"{max(lat) / 1000:.2f} ms; bad lines {bad}", flush=True)
+              f"{max(lat) / 1000:.2f} ms; bad lines {bad}; the bottom hand's line sent "
+              f"first {lines_first}/{args.trials}", flush=True)
     lines = run_firmware([Hand(z, 100_000 + 3 * z) for z in range(4)], 2_300_000,
                          send=[(2_100_000, "HELLO")])
     slaps = [parse_line(t + "\n") for _, t in lines if t.startswith("SLAP")]
