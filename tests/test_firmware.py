@@ -151,3 +151,18 @@ def test_the_real_firmware_behind_a_pty_reaches_the_host_reader(harness):
     assert any(isinstance(e, StatusEvent) and e.kind == "hello" for e in got)
     slaps = [e for e in got if isinstance(e, SlapEvent)]
     assert slaps and all(0 <= s.zone < 4 for s in slaps)
+
+
+def test_a_bouncing_hand_on_a_noisy_pad_is_one_slap(harness):
+    from companion.pad.firmware import Hand, run_firmware
+    # One hand that lands, lifts a little and lands again 6 ms later, on +-8 counts of noise.
+    hands = [Hand(0, 200_000, peak=700, hold_us=4_000), Hand(0, 206_000, peak=600)]
+    slaps = _slaps(run_firmware(hands, 600_000, noise=8.0))
+    assert [s.zone for _, s in slaps] == [0]
+
+
+def test_a_zone_reading_high_at_rest_invents_no_slap(harness):
+    from companion.pad.firmware import Hand, run_firmware
+    # Zone 2 wired wrong: it reads 900 counts from power-up; a real hand lands on zone 1.
+    slaps = _slaps(run_firmware([Hand(1, 600_000)], 1_200_000, noise=4.0, base={2: 900}))
+    assert [s.zone for _, s in slaps] == [1]

@@ -34,14 +34,17 @@ def uno_elf() -> Path | None:
 
 def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
                  harness: Path = HARNESS, timeout: float = 120.0,
-                 send: list[tuple[float, str]] = ()) -> list[tuple[float, str]]:
+                 send: list[tuple[float, str]] = (), noise: float = 0.0,
+                 base: dict[int, float] | None = None) -> list[tuple[float, str]]:
     """(simulated us, line) for each line the firmware sent while `hands` pressed; `send`:
-    (us, command) lines written to the pad's UART (HELLO, CAL, STREAM 1)."""
+    (us, command) lines written to the pad's UART (HELLO, CAL, STREAM 1); `noise`: +- ADC
+    counts on every input; `base`: zone -> what it reads at rest (a zone wired wrong)."""
     elf = elf or uno_elf()
     if elf is None or not harness.is_file():
         raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
     script = "".join(f"{h.zone} {h.onset_us} {h.peak} {h.rise_us} {h.hold_us}\n" for h in hands)
     script += "".join(f"SEND {t} {word.replace(' ', '_')}\n" for t, word in send)
+    script += f"NOISE {noise}\n" + "".join(f"BASE {z} {v}\n" for z, v in (base or {}).items())
     script += f"END {end_us}\n"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
         fh.write(script)

@@ -6,7 +6,9 @@
  *
  * SCRIPT lines: "ZONE ONSET_US PEAK RISE_US HOLD_US" (one hand on a zone: a linear rise to
  * PEAK ADC counts, held, then released), "SEND US WORD" (a command line sent to the pad's
- * UART at that time, e.g. HELLO or STREAM_1, '_' for a space) and "END US" (how long to run). Each UART line
+ * UART at that time, e.g. HELLO or STREAM_1, '_' for a space), "NOISE COUNTS" (uniform
+ * noise of +-COUNTS on every input), "BASE ZONE COUNTS" (a zone that reads this much at
+ * rest: wired wrong, or a sensor preloaded) and "END US" (how long to run). Each UART line
  * is printed as "UART <simulated us when its last byte left> <line>".
  *
  * --live: the pad as a serial device (`companion pad-sim --firmware`): the simulation runs
@@ -35,6 +37,7 @@ static char buf[256];
 static double send_at[16];
 static char send_text[16][24];
 static int n_send, sent;
+static double noise, base[4];
 static int pty_fd = -1;         /* --live: the pseudo-terminal's master side */
 static int cap;
 static int buf_len;
@@ -125,6 +128,14 @@ int main(int argc, char **argv) {
   char word[16];
   while (s && fscanf(s, "%15s", word) == 1) {
     if (!strcmp(word, "END")) { if (fscanf(s, "%lf", &end) != 1) return 2; continue; }
+    if (!strcmp(word, "NOISE")) { if (fscanf(s, "%lf", &noise) != 1) return 2; continue; }
+    if (!strcmp(word, "BASE")) {
+      int z;
+      double v;
+      if (fscanf(s, "%d %lf", &z, &v) != 2 || z < 0 || z > 3) return 2;
+      base[z] = v;
+      continue;
+    }
     if (!strcmp(word, "SEND")) {
       if (n_send >= 16 || fscanf(s, "%lf %22s", &send_at[n_send], send_text[n_send]) != 2) return 2;
       n_send++;
@@ -178,8 +189,11 @@ int main(int argc, char **argv) {
       next_pace = t + 1000;
     }
     if (t >= next) {             /* the inputs, every 2 us of simulated time */
-      for (int z = 0; z < 4; z++)
-        avr_raise_irq(adc[z], (uint32_t)(force(z, t) * 5000.0 / 1023.0));
+      for (int z = 0; z < 4; z++) {
+        double v = base[z] + force(z, t) + noise * (2.0 * rand() / RAND_MAX - 1.0);
+        v = v < 0 ? 0 : v > 1023 ? 1023 : v;
+        avr_raise_irq(adc[z], (uint32_t)(v * 5000.0 / 1023.0));
+      }
       next = t + 2.0;
       if (sent < n_send && t >= send_at[sent]) {   /* a command line, byte by byte */
         for (const char *c = send_text[sent]; *c; c++)   /* '_' stands for a space */
