@@ -147,8 +147,8 @@ def find_card(detector: CardReaderDetector, image: np.ndarray):
         quad = refine_quad(image, quad)
     # An outline the reader sees no index in at either end is no card (an empty table,
     # a card face down).
-    heads_none = detector.reader([corner_crop(image, r)[0] for r in orientations(quad)[:2]])
-    if heads_none[:, NONE_CLASS].min() > 0.5 and not found:
+    ends = detector.reader([corner_crop(image, r)[0] for r in orientations(quad)[:2]])
+    if ends[:, NONE_CLASS].min() > 0.5 and not found:
         return None
     cls = found[0][2] if found else None
     return quad, cls, pooled / 2
