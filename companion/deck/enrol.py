@@ -63,7 +63,6 @@ class EnrolReport:
     no_card: list[str] = field(default_factory=list)
     duplicates: list[tuple[str, list[str]]] = field(default_factory=list)
     mislabelled: list[tuple[str, str, str, float]] = field(default_factory=list)  # file, name, read, p
-    skipped: list[str] = field(default_factory=list)       # not photos (other files in DIR)
 
     @property
     def missing(self) -> list[str]:
@@ -175,6 +174,15 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, bia
     return W.detach().numpy(), b.detach().numpy()
 
 
+def fit_deck(detector: CardReaderDetector, features: list[np.ndarray], labels: list[int],
+             cards: set[str], name: str, info: dict) -> EnrolledDeck:
+    """The deck from its crops' features (photos or the camera alike): the heads fitted,
+    tied to the reader that made the features."""
+    W, b = fit_heads(np.concatenate(features), np.int64(labels), *detector.reader.heads_layer())
+    return EnrolledDeck(W, b, [c for c in CLASS_NAMES if c in cards],
+                        reader_id(detector.reader.path), name, info)
+
+
 def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "deck",
                  variations: int = VARIATIONS, trust_names: bool = False, seed: int = 0,
                  progress: bool = True) -> tuple[EnrolledDeck | None, EnrolReport]:
@@ -190,8 +198,7 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
     todo: list[tuple[Path, str]] = []
     for p in files:
         if p.suffix.lower() not in PHOTO_SUFFIXES:
-            report.skipped.append(p.name)
-            continue
+            continue                    # not a photo (notes, a contact sheet): not ours
         try:
             card, n = parse_photo_name(p)
         except ValueError as exc:
@@ -240,6 +247,4 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
         return None, report
     info = {"photos": {c: fs for c, fs in sorted(report.enrolled.items())},
             "jokers": report.jokers, "variations": variations, "source": str(folder)}
-    W, b = fit_heads(np.concatenate(feats), np.int64(labels), *detector.reader.heads_layer())
-    cards = [c for c in CLASS_NAMES if c in report.enrolled]
-    return EnrolledDeck(W, b, cards, reader_id(detector.reader.path), name, info), report
+    return fit_deck(detector, feats, labels, set(report.enrolled), name, info), report

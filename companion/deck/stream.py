@@ -19,8 +19,8 @@ import numpy as np
 
 from ..detector.card_reader import NONE_CLASS, CardReaderDetector
 from ..engine.cards import CLASS_NAMES
-from .enrol import VARIATIONS, EnrolReport, corner_variations, fit_heads, parse_photo_name
-from .enrolled import EnrolledDeck, reader_id
+from .enrol import VARIATIONS, EnrolReport, corner_variations, fit_deck, parse_photo_name
+from .enrolled import EnrolledDeck
 
 # What `ask` is given: the question's text and the proposal (a card name or None); it
 # returns the card typed, "" to take the proposal, or "-" to skip the card.
@@ -106,11 +106,8 @@ class StreamEnrolment:
     def deck(self, name: str, source: str) -> EnrolledDeck | None:
         if not self.features:
             return None
-        W, b = fit_heads(np.concatenate(self.features), np.int64(self.labels),
-                         *self.det.reader.heads_layer())
-        cards = [c for c in CLASS_NAMES if c in self.report.enrolled]
-        return EnrolledDeck(W, b, cards, reader_id(self.det.reader.path), name,
-                            {"source": source, "variations": self.variations})
+        return fit_deck(self.det, self.features, self.labels, set(self.report.enrolled), name,
+                        {"source": source, "variations": self.variations})
 
 
 def enrol_stream(source: str, live_detector, photo_detector: CardReaderDetector,

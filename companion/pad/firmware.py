@@ -32,6 +32,13 @@ def uno_elf() -> Path | None:
     return found[0] if found else None
 
 
+def _built(elf: Path | None, harness: Path) -> Path:
+    elf = elf or uno_elf()
+    if elf is None or not harness.is_file():
+        raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
+    return elf
+
+
 def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
                  harness: Path = HARNESS, timeout: float = 120.0,
                  send: list[tuple[float, str]] = (), noise: float = 0.0,
@@ -39,9 +46,7 @@ def run_firmware(hands: list[Hand], end_us: float, elf: Path | None = None,
     """(simulated us, line) for each line the firmware sent while `hands` pressed; `send`:
     (us, command) lines written to the pad's UART (HELLO, CAL, STREAM 1); `noise`: +- ADC
     counts on every input; `base`: zone -> what it reads at rest (a zone wired wrong)."""
-    elf = elf or uno_elf()
-    if elf is None or not harness.is_file():
-        raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
+    elf = _built(elf, harness)
     script = "".join(f"{h.zone} {h.onset_us} {h.peak} {h.rise_us} {h.hold_us}\n" for h in hands)
     script += "".join(f"SEND {t} {word.replace(' ', '_')}\n" for t, word in send)
     script += f"NOISE {noise}\n" + "".join(f"BASE {z} {v}\n" for z, v in (base or {}).items())
@@ -67,9 +72,7 @@ def start_live(every: float, seconds: float | None = None, elf: Path | None = No
     """The firmware as a serial device: the harness at wall-clock speed behind a
     pseudo-terminal, a random hand every `every` seconds. The process (its stdout says
     each hand as "HAND zone +ms") and the terminal's path."""
-    elf = elf or uno_elf()
-    if elf is None or not harness.is_file():
-        raise FileNotFoundError("the firmware or its harness is not built (run firmware/build.sh)")
+    elf = _built(elf, harness)
     cmd = [str(harness), str(elf), "--live", str(every)] + ([str(seconds)] if seconds else [])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     for line in proc.stdout:              # simavr says what it loaded first
