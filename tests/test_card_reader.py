@@ -3,6 +3,8 @@ oriented-box labels for the card finder."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
@@ -209,3 +211,37 @@ def test_a_box_that_reads_one_end_only_is_turned_and_read_again(style, off):
     assert len(plain(canvas)) == 1
     found = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))(canvas)
     assert len(found) == 2 and set(found.names) == {"7h"}
+
+
+@pytest.mark.parametrize("card,style", [("Kh", 5), ("Kh", 9), ("4d", 5)])
+def test_photos_read_a_dark_card_from_its_found_box_too(card, style):
+    """Snapping seeks a bright card on a darker table: on a dark card (red ink on black
+    paper, on a grey table) it pulls the sides onto the card's inner frame and an end
+    goes unread. Photos read the found and the snapped box as outlines of their own and
+    keep the better reading, so both ends name the card."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, refine_quad
+    from companion.detector.model import MODELS
+    face = Deck(DeckStyle.random(style)).face(CLASS_NAMES.index(card))
+    img = face.image.copy()
+    img[img.min(2) > 180] = (25, 25, 25)                 # black paper, the red ink kept
+    canvas = np.full((600, 600, 3), (120, 120, 120), np.uint8)
+    H = card_transform(face, (300, 300), 420, 10)
+    warp_onto(canvas, dataclasses.replace(face, image=img), H)
+    fh, fw = img.shape[:2]
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    assert np.linalg.norm(refine_quad(canvas, quad) - quad, axis=1).max() > 30
+
+    class Finder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([quad]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    snapped = CardReaderDetector(Finder(), reader, conf=0.45, looks=("snapped",))(canvas)
+    assert len(snapped) < 2
+    both = CardReaderDetector(Finder(), reader, conf=0.45, looks=("found", "snapped"),
+                              pool_looks=False)
+    assert list(both(canvas).names) == [card, card]
+    outline = both.cards(canvas)[0][0]
+    assert np.abs(outline - quad).max() < 1e-3          # the outline read is the found one

@@ -142,8 +142,8 @@ def find_card(detector: CardReaderDetector, image: np.ndarray):
     if not cards:
         return None
     quad, pooled, found = cards[0]
-    if "snapped" in detector.looks:
-        quad = refine_quad(image, quad)
+    if detector.pool_looks and "snapped" in detector.looks:
+        quad = refine_quad(image, quad)     # pooled looks: cards() gives the found box
     # An outline the reader sees no index in at either end is no card (an empty table,
     # a card face down).
     ends = detector.reader([corner_crop(image, r)[0] for r in orientations(quad)[:2]])

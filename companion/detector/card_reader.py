@@ -237,9 +237,12 @@ class CardReaderDetector:
                  looks: tuple[str, ...] = ("found",),
                  turns: tuple[float, ...] = (),
                  retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False,
-                 on_table: bool = False) -> None:
-        """looks: which outlines of each card are read and pooled: the finder's own box
-        ("found") and/or that box snapped onto the card's edges ("snapped"). turns: extra
+                 on_table: bool = False, pool_looks: bool = True) -> None:
+        """looks: which outlines of each card are read: the finder's own box ("found")
+        and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
+        readings are averaged (video), else each look is one more outline of the card and
+        the one that reads best is kept (photos: snapping seeks a bright card on a darker
+        table, so it can pull a dark card's sides onto its inner frame). turns: extra
         angles (degrees) the finder also looks at the picture from. retry: angles a box
         that reads nothing is turned by about its centre and read again. whole_frame: the
         picture's own bounds are read as one more outline (a photo taken so close that the
@@ -250,6 +253,7 @@ class CardReaderDetector:
         self.conf = conf
         self.looks, self.turns, self.retry = looks, turns, retry
         self.whole_frame, self.on_table = whole_frame, on_table
+        self.pool_looks = pool_looks
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -262,10 +266,12 @@ class CardReaderDetector:
             reads = reads[:2]
         return [corner_crop(image, card) for card in reads]
 
-    def _prepare(self, image: np.ndarray, quad: np.ndarray):
+    def _outlines(self, image: np.ndarray, quad: np.ndarray) -> list[np.ndarray]:
+        return [quad if look == "found" else refine_quad(image, quad) for look in self.looks]
+
+    def _prepare(self, image: np.ndarray, outlines: list[np.ndarray]):
         """One card's corner crops: each look's outline read at each end (and sideways
         when near square), as (crops, looks, ends, regions of the last look)."""
-        outlines = [quad if look == "found" else refine_quad(image, quad) for look in self.looks]
         per_look = [self._crops(image, q) for q in outlines]
         n = min(len(c) for c in per_look)
         return ([c for crops in per_look for c, _ in crops[:n]], len(outlines), n,
@@ -300,7 +306,12 @@ class CardReaderDetector:
         if not quads:
             return []
         H, W = image.shape[:2]
-        prepared = [self._prepare(image, q) for q in quads]
+        if self.pool_looks:
+            looks = [self._outlines(image, q) for q in quads]
+        else:           # each look its own outline, returned as the outline read
+            looks = [[o] for q in quads for o in self._outlines(image, q)]
+            quads = [o[0] for o in looks]
+        prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
         out, i = [], 0
         for q, (crops, looks, ends, regions) in zip(quads, prepared):
