@@ -87,6 +87,10 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         return f"{who(ann['seat'])} is out."
     if kind == "turn":
         return f"{who(ann['seat'])} to play." if verbosity >= Verbosity.TURNS else None
+    if kind == "ask" and ann.get("question") == "pile_taken":
+        return "Pile taken: who won it?"
+    if kind == "answer" and ann.get("question") == "pile_taken":
+        return None if ann.get("seat") is not None else "The pile is still there."
     if kind == "hand_over":
         return f"{who(ann['winner'])} wins the hand."
     if kind == "match_over":

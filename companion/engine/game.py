@@ -246,6 +246,22 @@ class Game:
             self._award(*self.pending)
         return out
 
+    def give(self, seat: int, t: float | None = None) -> list[Announcement]:
+        """The table's ruling: seat took the pile (a pick-up the referee did not see
+        won, such as a slap no pad or camera caught). The pile and the cards under it go
+        to seat, who leads, as with any award."""
+        if not _is_int(seat) or not 0 <= seat < self.n:
+            raise EventError(f"unknown seat {seat!r} (seats 0-{self.n - 1})")
+        if not self.hand_active:
+            self._begin(t)
+        if self.out[seat]:
+            raise EventError(f"seat {seat} ({self.players[seat]}) is out of this hand")
+        if not self.pile_count and not self.under:
+            raise EventError("there is no pile to give")
+        out = self._begin(t)
+        self._award(seat, "ruling")
+        return out
+
     def state(self, t: float | None = None) -> list[Announcement]:
         self._t = t
         out: list[Announcement] = []
@@ -288,11 +304,16 @@ class Game:
             raise EventError("slap: missing key 'seats' (or 'seat')")
         if kind == "collect":
             return self.collect(t)
+        if kind == "give":
+            if "seat" not in event:
+                raise EventError("give: missing key 'seat'")
+            return self.give(event["seat"], t)
         if kind == "state":
             return self.state(t)
         if kind == "start":
             return self.start(event.get("players"), event.get("dealer"), event.get("stacks"), t)
-        raise EventError(f"unknown event type {kind!r} (start, flip, slap, collect, state)")
+        raise EventError(f"unknown event type {kind!r} (start, flip, slap, collect, give, "
+                         "state)")
 
     # ------------------------------------------------------------------ helpers
     def _pattern_cards(self, pats: tuple[str, ...]) -> list[str]:

@@ -9,6 +9,7 @@ loop idles cheaply.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -19,6 +20,7 @@ import numpy as np
 from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game
 from .capture import Frame
+from .hands import HandWatcher
 from .landing import LandingOutline
 from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
@@ -135,6 +137,20 @@ class PileWatcher:
         self.image: np.ndarray | None = None        # the last frame, whole
         self.frame_index = 0
 
+    def pile_geometry(self) -> tuple[tuple[float, float] | None, float | None]:
+        """Where the pile is and how tall a card is there (image pixels), from the top
+        card's two corner indices once one is known; (None, None) before."""
+        spots = None if self.tracker is None else self.tracker.top_spots
+        if spots is not None and len(spots) >= 2:
+            d = float(np.linalg.norm(spots[0] - spots[-1]))
+            # Opposite corner indices of a card lie ~0.95 of its height apart.
+            if d > 8:
+                c = spots.mean(0)
+                return (float(c[0]), float(c[1])), d / 0.95
+        if self.roi is not None:
+            return (self.roi.x + self.roi.w / 2, self.roi.y + self.roi.h / 2), None
+        return None, None
+
     def region(self) -> tuple[np.ndarray, Roi] | None:
         """The last frame's pile region and where it lies."""
         if self.image is None or self.roi is None:
@@ -175,8 +191,20 @@ class LivePipeline:
     def __init__(self, detector: Detector, game: Game, roi: Roi | None = None, gate: bool = True,
                  tracker: TrackerConfig | None = None, evidence_dir: Path | None = None,
                  on_output: Callable[[dict], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter, log=None) -> None:
+                 clock: Callable[[], float] = time.perf_counter, log=None,
+                 hands: HandWatcher | None = None, camera_referees: bool = True) -> None:
+        """hands: the camera's slap watcher (companion.live.hands). camera_referees: its
+        slaps go to the referee (no pad); False where a pad decides, and the camera's
+        slaps are only reported beside the pad's ("camera_slap")."""
         self.watcher = PileWatcher(detector, roi, gate, tracker)
+        self.hands = hands
+        self.camera_referees = camera_referees
+        # Recent frames, for a camera slap's evidence: the frame its hand landed in.
+        self.recent: deque = deque(maxlen=12)
+        # An open question to the table ("pile taken: who won it?") and what happened
+        # meanwhile, held until it is answered: the referee cannot say whose turn it is.
+        self.asking: dict | None = None
+        self.held: list[tuple] = []
         self.game = game
         self.evidence_dir = evidence_dir
         self.on_output = on_output or (lambda rec: None)
@@ -206,9 +234,13 @@ class LivePipeline:
 
     def feed(self, event: dict, frame: int | None = None, extra: dict | None = None,
              extra_types: tuple[str, ...] = ()) -> list[dict]:
-        """One engine event (start, flip, slap, collect), logged with what it caused.
-        `extra` keys join the announcements of `extra_types` (a flip's frame numbers,
-        a slap's evidence)."""
+        """One engine event (start, flip, slap, collect, give), logged with what it
+        caused. `extra` keys join the announcements of `extra_types` (a flip's frame
+        numbers, a slap's evidence). While a question to the table is open, flips and
+        slaps are held and fed once it is answered."""
+        if self.asking is not None and event.get("type") in ("flip", "slap"):
+            self.held.append((event, frame, extra, extra_types))
+            return []
         if self.log is not None:
             self.log.event(event)
         was_pending = self.game.pending
@@ -237,8 +269,23 @@ class LivePipeline:
         events = self.watcher.look(frame)
         self.state.detections = self.watcher.detections
         out: list[dict] = []
-        for ev in events:
-            if ev.type == "flip":
+        slaps = []
+        if self.hands is not None:
+            self.recent.append(frame)
+            pile, card_h = self.watcher.pile_geometry()
+            slaps = self.hands.look(frame.image, frame.t, frame.index, pile, card_h)
+        # What the camera saw, in the order it happened: a flip when its card came to
+        # rest, a slap when its hand reached the pile.
+        when = lambda x: x.t if not isinstance(x, TrackEvent) else (
+            x.rest_t if x.type == "flip" and x.rest_t is not None else x.t)
+        for ev in sorted([*events, *slaps], key=when):
+            if not isinstance(ev, TrackEvent):
+                if self.camera_referees:
+                    out += self.slap([ev.seat], ev.t, seen_at=ev.t, source="camera")
+                else:
+                    out.append(self._out({"type": "camera_slap", "seat": ev.seat,
+                                          "t": round(ev.t, 4), "angle": ev.angle}, frame.index))
+            elif ev.type == "flip":
                 self.state.unclear = False
                 # One record per flip: the engine's seat and pile, the tracker's frames.
                 out += self.feed({"type": "flip", "card": ev.card, "t": frame.t}, frame.index,
@@ -250,20 +297,63 @@ class LivePipeline:
                 out.append(self._out({"type": "unclear", "t": frame.t}, frame.index))
             elif ev.type == "pile_cleared" and self.game.pending is not None:
                 out += self.feed({"type": "collect", "t": frame.t}, frame.index)
+            elif ev.type == "pile_cleared" and not ev.won and self.asking is None and \
+                    self.game.pile_count and self.game.hand_active:
+                # Picked up, and no slap or challenge won it: the table must say who.
+                self.asking = {"type": "ask", "question": "pile_taken", "t": frame.t,
+                               "cards": self.game.pile_count}
+                out.append(self._out(dict(self.asking), frame.index))
+                if self.log is not None:
+                    self.log.call(self.asking)
+            elif ev.type == "pile_restored" and self.asking is not None:
+                out += self._answered(None, frame.t, frame.index)
+        return out
+
+    def answer(self, seat: int, t: float) -> list[dict]:
+        """The table's answer to "pile taken: who won it?": seat took the pile. The
+        referee gives it them, and what was held meanwhile is fed in order."""
+        if self.asking is None:
+            return []
+        return self._answered(seat, t, self.watcher.frame_index)
+
+    def _answered(self, seat: int | None, t: float, frame: int) -> list[dict]:
+        """seat None: the pile came back into view (a hand had covered it)."""
+        self.asking = None
+        out = [self._out({"type": "answer", "question": "pile_taken", "seat": seat,
+                          "t": t}, frame)]
+        if seat is not None:
+            out += self.feed({"type": "give", "seat": seat, "t": t}, frame)
+            if self.tracker is not None:
+                # Its cards are on their way to the winner: the same cards seen again
+                # elsewhere are played again.
+                self.tracker.pile_won(t)
+        held, self.held = self.held, []
+        for event, f, extra, types in held:
+            out += self.feed(event, f, extra, types)
         return out
 
     # ------------------------------------------------------------ slaps
-    def slap(self, seats: list[int], t: float) -> list[dict]:
+    def slap(self, seats: list[int], t: float, seen_at: float | None = None,
+             source: str | None = None) -> list[dict]:
+        """A slap (pad, key, or the camera: source "camera"), with its evidence: the top
+        cards, and the frame at `seen_at` (when the camera saw the hand land; default
+        the newest frame)."""
         g = self.game
         w = self.watcher
-        ev = Evidence(t, w.frame_index, list(seats), g.top_cards(3), list(g.top_patterns))
-        if self.evidence_dir is not None and w.image is not None:
+        index, image = w.frame_index, w.image
+        if seen_at is not None and self.recent:
+            f = min(self.recent, key=lambda f: abs(f.t - seen_at))
+            index, image = f.index, f.image
+        ev = Evidence(t, index, list(seats), g.top_cards(3), list(g.top_patterns))
+        if self.evidence_dir is not None and image is not None:
             self.evidence_dir.mkdir(parents=True, exist_ok=True)
-            path = self.evidence_dir / f"slap_{w.frame_index:06d}_{'-'.join(map(str, seats))}.jpg"
-            cv2.imwrite(str(path), w.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+            path = self.evidence_dir / f"slap_{index:06d}_{'-'.join(map(str, seats))}.jpg"
+            cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, 85])
             ev.image_path = str(path)
         self.state.evidence = ev
+        evidence = {"top": ev.top, "patterns": ev.patterns, "image": ev.image_path,
+                    "frame": index}
+        if source:
+            evidence["source"] = source
         return self.feed({"type": "slap", "seats": list(seats), "t": t}, w.frame_index,
-                         {"evidence": {"top": ev.top, "patterns": ev.patterns,
-                                       "image": ev.image_path}},
-                         ("award", "wrong_slap", "late_slap"))
+                         {"evidence": evidence}, ("award", "wrong_slap", "late_slap"))

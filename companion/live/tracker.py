@@ -64,6 +64,7 @@ class TrackEvent:
     box: list[float] = field(default_factory=list)
     rest_frame: int | None = None  # the first frame the card was seen where it now rests
     rest_t: float | None = None    # ...and that frame's capture time
+    won: bool = False              # pile_cleared: of a pile the referee had given away
 
     def to_json(self) -> dict:
         d = {"type": self.type, "frame": self.frame, "t": round(self.t, 4)}
@@ -203,7 +204,7 @@ class FlipTracker:
             gone = t - max(w for w, _ in self.leaving.values())
             if gone >= cfg.clear_after and not self.leaving_said:
                 self.leaving_said = True
-                events.append(TrackEvent("pile_cleared", frame, t))
+                events.append(TrackEvent("pile_cleared", frame, t, won=True))
             if gone > cfg.clear_after + cfg.ghost_grace:
                 self.leaving.clear()
         # New identities: candidates until confirmed.

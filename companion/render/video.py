@@ -3,10 +3,15 @@
 The game is the referee's own self-play (so the ground truth is a legal
 game); this module only films it. Cards slide in from the player's seat and
 come to rest on the pile, hands slap it (some late, some wrong), won piles
-are swept towards the winner. The ground truth file is JSON Lines that the
-referee itself accepts: a `start` event, then every flip (with the first
-frame where the card rests), every slap (with its frames) and every pile
-collection, each with its video time `t`.
+are swept towards the winner. Every arm comes from its player's seat (`--seats`,
+companion.live.seats) and casts a shadow, blurred when it moves fast; besides the
+slaps, hands push each card in (a deal), pick a won pile up, and hover over the
+table without slapping (`table_hands`), so a camera slap watcher is tested on
+hands that must not count. The ground truth file is JSON Lines that the
+referee itself accepts: a `start` event (which also lists the hands that are no
+slap, under "decoys"), then every flip (with the first frame where the card
+rests), every slap (with its frames) and every pile collection, each with its
+video time `t`.
 
 Speed: the table and the resting pile are kept as a static layer that only
 changes when a card lands or the pile goes; each frame copies it and draws
@@ -26,6 +31,7 @@ import numpy as np
 
 from ..engine import Game, Rules, parse_card
 from ..engine.cards import CLASS_NAMES, card_name
+from ..live.seats import default_seats, direction
 from ..sim import play_hand
 from .effects import uneven_light
 from .faces import Deck, DeckStyle, Face
@@ -64,18 +70,49 @@ class Slap:
 
 
 @dataclass
+class Arm:
+    """A hand over the table that is not a slap: its distance from the pile centre (in
+    card heights) at key times, linear between them, and how high it is (a hand in the
+    air is nearer the camera: larger, its shadow further off)."""
+    kind: str                          # deal, pickup, hover
+    seat: int
+    keys: list[tuple[float, float]]    # (t, distance)
+    lift: float = 0.0                  # 0 on the table, up to ~0.3 in the air
+
+    @property
+    def span(self) -> tuple[float, float]:
+        return self.keys[0][0], self.keys[-1][0]
+
+    def at(self, t: float) -> tuple[float, float] | None:
+        """(distance, speed in card heights a second) at t, or None when not in view."""
+        ks = self.keys
+        if not ks[0][0] <= t < ks[-1][0]:
+            return None
+        for (t0, d0), (t1, d1) in zip(ks, ks[1:]):
+            if t0 <= t < t1:
+                u = (t - t0) / (t1 - t0)
+                return d0 + (d1 - d0) * u, (d1 - d0) / (t1 - t0)
+        return ks[-1][1], 0.0
+
+
+@dataclass
 class Timeline:
     cards: list[Card] = field(default_factory=list)
     slaps: list[Slap] = field(default_factory=list)
+    arms: list[Arm] = field(default_factory=list)
     truth: list[dict] = field(default_factory=list)
     duration: float = 0.0
 
 
 class GameFilm:
     def __init__(self, rules: Rules, players: list[str], seed: int, size=(1280, 720), fps: int = 30,
-                 seconds: float | None = None, deck=None) -> None:
+                 seconds: float | None = None, deck=None, seats: list[float] | None = None,
+                 table_hands: bool = True) -> None:
         """deck: anything with face(cls) and style.seed (default: the seed's drawn deck;
-        a `photodeck.PhotoDeck` films real card faces)."""
+        a `photodeck.PhotoDeck` films real card faces). seats: each player's direction
+        from the pile (degrees clockwise from the bottom, companion.live.seats; default
+        spread evenly). table_hands: also film the hands that are no slap (deals,
+        pick-ups, hovers)."""
         self.rules, self.players, self.seed = rules, players, seed
         self.W, self.H = size
         self.fps = fps
@@ -87,11 +124,27 @@ class GameFilm:
                        self.H / 2 + rng.uniform(-0.06, 0.06) * self.H)
         self.H_cam = camera_homography(self.W, self.H, rng, tilt=rng.uniform(0, 0.06))
         n = len(players)
-        # Seat k sits at this angle around the pile (image coordinates, clockwise).
-        self.seat_angle = [math.pi / 2 + 2 * math.pi * k / n for k in range(n)]
+        self.seats = list(seats) if seats is not None else default_seats(n)
+        if len(self.seats) != n:
+            raise ValueError(f"{len(self.seats)} seats for {n} players")
+        # Seat k's direction from the pile as an image angle (radians, y down).
+        self.seat_angle = [math.atan2(*direction(a)[::-1]) for a in self.seats]
         self.background = self._background()
         self.hand_sprites = [self._hand_sprite(k) for k in range(n)]
+        # What the film adds for a camera slap watcher draws from its own generator, so
+        # the rest of a seed's film is what it was before hands had shadows and decoys.
+        arng = np.random.default_rng([seed, 91])
+        self.arm_rng = arng
+        self.shadow = (arng.uniform(-1, 1), arng.uniform(0.3, 1))   # light from above-ish
+        self.hand_extras = [self._hand_extras(sp) for sp in self.hand_sprites]
+        self.table_hands = table_hands
         self.timeline = self._build(seconds)
+        if table_hands:
+            self._add_hovers(self.timeline)
+        self.timeline.truth[0]["decoys"] = [
+            {"kind": a.kind, "seat": a.seat, "frames": [self.frame_of(a.span[0]),
+                                                         self.frame_of(a.span[1])]}
+            for a in self.timeline.arms]
         # Light and sensor: fixed per film, applied per frame cheaply.
         # The light as a uint8 gain map (128 = 1.0) so each frame is one cv2.multiply.
         self.light = uneven_light(np.full((self.H, self.W, 3), 128, np.uint8), rng, 0.3)
@@ -111,6 +164,19 @@ class GameFilm:
         h, w = int(scale * 2.6), int(max(self.W, self.H) * 1.3)
         img, mask = hand_layer(h, w, self.rng, (scale * 1.1, h / 2), scale, from_angle=0.0)
         return Face(img, (mask * 255).astype(np.uint8), [], None)
+
+    def _hand_extras(self, sprite: Face) -> tuple[Face, Face]:
+        """A hand's shadow (its outline, soft and dark) and its motion-blurred copy (the
+        arm moves along its own length, the sprite's x axis)."""
+        a = sprite.alpha.astype(np.float32) / 255
+        strength = self.arm_rng.uniform(0.3, 0.5)
+        soft = cv2.GaussianBlur(a, (0, 0), max(2.0, self.card_h * 0.03)) * strength
+        shadow = Face(np.zeros_like(sprite.image), (soft * 255).astype(np.uint8), [], None)
+        k = max(3, int(self.card_h * 0.25) | 1)
+        kernel = np.full((1, k), 1.0 / k, np.float32)
+        blurred = Face(cv2.filter2D(sprite.image, -1, kernel),
+                       cv2.filter2D(sprite.alpha, -1, kernel), [], None)
+        return shadow, blurred
 
     def _out_dir(self, seat: int) -> tuple[float, float]:
         a = self.seat_angle[seat]
@@ -162,6 +228,8 @@ class GameFilm:
                 last_rest = now = t_rest
                 tl.truth.append({"type": "flip", "card": flip["card"], "seat": flip["seat"],
                                  "frame": self.frame_of(t_rest), "t": round(t_rest, 4)})
+                if self.table_hands:
+                    tl.arms.append(self._deal_arm(flip["seat"], t_rest))
             elif kind == "slap":
                 t_land = max(now + min(gap, 0.6), last_rest + 0.12)
                 if seconds is not None and t_land > seconds:
@@ -178,7 +246,7 @@ class GameFilm:
                 now = t_land
                 busy_until = end
                 if awards:
-                    self._sweep(pile, awards[0]["seat"], t_land + HAND_STAY, tl)
+                    self._sweep(pile, awards[0]["seat"], t_land + HAND_STAY, tl, hand=False)
                     busy_until = t_land + HAND_STAY + SWEEP
                     pile = []
             elif kind == "collect":
@@ -194,7 +262,57 @@ class GameFilm:
             tl.duration = min(tl.duration, seconds)
         return tl
 
-    def _sweep(self, pile: list[Card], seat: int, t: float, tl: Timeline) -> None:
+    def _deal_arm(self, seat: int, t_rest: float) -> Arm:
+        """The hand that pushes a card in: its fingers on the card's far edge as it
+        flies (the card's distance is 1.6 u^2 card heights), let go as it rests."""
+        keys = [(t_rest - FLIP_IN * u, 1.6 * u * u + 1.0) for u in (1.0, 0.75, 0.5, 0.25, 0.0)]
+        return Arm("deal", seat, keys + [(t_rest + 0.15, 3.0)], lift=0.05)
+
+    def _pickup_arm(self, seat: int, t: float) -> Arm:
+        """The winner's hand comes onto the pile and drags it away with the cards."""
+        far = max(self.W, self.H) / self.card_h
+        keys = [(t - 0.18, 2.4), (t, 0.0)] + [(t + SWEEP * k / 4, far * (k / 4) ** 2)
+                                              for k in range(1, 5)]
+        return Arm("pickup", seat, keys, lift=0.02)
+
+    def _add_hovers(self, tl: Timeline) -> None:
+        """Hands that come over the table and go without slapping: poised short of the
+        pile while play goes on (about one every 4 s), and over the pile in the air in
+        the pauses between cards (no longer than the tracker takes a covered pile to be
+        gone). None while a hand slaps or a pile is swept."""
+        rng = self.arm_rng
+        hands = [(s.t_land - HAND_IN - 0.3, s.t_land + HAND_STAY + HAND_OUT + 0.3)
+                 for s in tl.slaps]
+        hands += [(a.span[0] - 0.3, a.span[1] + 0.3) for a in tl.arms if a.kind == "pickup"]
+        hands += [(c.t_sweep - 0.3, c.t_sweep + SWEEP + 0.3) for c in tl.cards
+                  if c.t_sweep < math.inf]
+        pile = hands + [(c.t_rest - FLIP_IN - 0.1, c.t_rest + 0.4) for c in tl.cards]
+
+        def free(t0: float, t1: float, busy) -> bool:
+            return t1 < tl.duration and all(t1 <= b0 or t0 >= b1 for b0, b1 in busy)
+
+        def hover(t: float, stop: float, come: float, stay: float, lift: float) -> Arm:
+            # Slowly in, easing to a stop; slowly out.
+            keys = [(t, 2.6), (t + 0.6 * come, stop + 0.5), (t + 0.85 * come, stop + 0.12),
+                    (t + come, stop), (t + come + stay, stop), (t + 2 * come + stay, 2.6)]
+            return Arm("hover", int(rng.integers(len(self.players))), keys, lift)
+
+        t = 1.0
+        while t < tl.duration:
+            t += rng.exponential(4.0)
+            come, stay = rng.uniform(0.35, 0.6), rng.uniform(0.2, 0.8)
+            if free(t, t + 2 * come + stay, hands):
+                tl.arms.append(hover(t, rng.uniform(1.3, 1.9), come, stay, 0.15))
+        for t0, t1 in zip(sorted(p[1] for p in pile), sorted(p[0] for p in pile)[1:]):
+            come, stay = rng.uniform(0.3, 0.4), rng.uniform(0.1, 0.3)
+            if t1 - t0 >= 2 * come + stay + 0.1 and rng.random() < 0.5 and \
+                    free(t0, t0 + 2 * come + stay, pile):
+                tl.arms.append(hover(t0 + 0.05, 0.0, come, stay, 0.3))
+
+    def _sweep(self, pile: list[Card], seat: int, t: float, tl: Timeline,
+               hand: bool = True) -> None:
+        if hand and self.table_hands:
+            tl.arms.append(self._pickup_arm(seat, t))
         dx, dy = self._out_dir(seat)
         far = max(self.W, self.H)
         for c in pile:
@@ -225,25 +343,45 @@ class GameFilm:
             cy += (c.sweep_to[1] - c.centre[1]) * u * u
         return self.H_cam @ card_transform(c.face, (cx, cy), self.card_h, ang)
 
-    def _hand_H(self, s: Slap, t: float) -> np.ndarray | None:
+    def _slap_motion(self, s: Slap, t: float) -> tuple[float, float] | None:
+        """A slapping hand's (distance from the pile in card heights, speed): straight in,
+        a dead stop on the pile, out."""
         t0, t1 = s.t_land - HAND_IN, s.t_land + HAND_STAY + HAND_OUT
         if not t0 <= t < t1:
             return None
         if t < s.t_land:
-            u = (s.t_land - t) / HAND_IN
-        elif t > s.t_land + HAND_STAY:
-            u = (t - s.t_land - HAND_STAY) / HAND_OUT
-        else:
-            u = 0.0
-        dx, dy = self._out_dir(s.seat)
-        reach = self.card_h * 2.2 * u
-        px, py = self.centre[0] + dx * reach, self.centre[1] + dy * reach
-        a = self.seat_angle[s.seat]
-        c, si = math.cos(a), math.sin(a)
-        ox, oy = self.card_h * 0.75 * 1.1, s.sprite.image.shape[0] / 2   # palm in the sprite
+            return 2.2 * (s.t_land - t) / HAND_IN, -2.2 / HAND_IN
+        if t > s.t_land + HAND_STAY:
+            return 2.2 * (t - s.t_land - HAND_STAY) / HAND_OUT, 2.2 / HAND_OUT
+        return 0.0, 0.0
+
+    def _hand_H(self, seat: int, sprite: Face, dist: float, lift: float = 0.0,
+                offset: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+        """A hand of seat's with its palm `dist` card heights from the pile towards the
+        seat; `lift` scales it about the palm (a hand in the air is nearer the camera)."""
+        dx, dy = self._out_dir(seat)
+        reach = self.card_h * dist
+        px = self.centre[0] + dx * reach + offset[0]
+        py = self.centre[1] + dy * reach + offset[1]
+        a = self.seat_angle[seat]
+        k = 1.0 + lift
+        c, si = math.cos(a) * k, math.sin(a) * k
+        ox, oy = self.card_h * 0.75 * 1.1, sprite.image.shape[0] / 2   # palm in the sprite
         M = np.array([[c, -si, px - (c * ox - si * oy)], [si, c, py - (si * ox + c * oy)],
                       [0, 0, 1]])
         return self.H_cam @ M
+
+    def _draw_hand(self, frame: np.ndarray, seat: int, dist: float, speed: float,
+                   lift: float) -> None:
+        """A hand with its shadow (further off the higher it is) and, moving fast, its
+        motion-blurred copy."""
+        sprite = self.hand_sprites[seat]
+        shadow, blurred = self.hand_extras[seat]
+        off = self.card_h * (0.02 + 0.25 * lift)
+        warp_onto(frame, shadow, self._hand_H(seat, shadow, dist, lift,
+                                              (self.shadow[0] * off, self.shadow[1] * off)))
+        fast = abs(speed) > 6.0                          # card heights a second
+        warp_onto(frame, blurred if fast else sprite, self._hand_H(seat, sprite, dist, lift))
 
     def frames(self) -> Iterator[np.ndarray]:
         tl = self.timeline
@@ -273,10 +411,14 @@ class GameFilm:
                     H = self._card_H(c, t)
                     if H is not None:
                         warp_onto(frame, c.face, H, shadow=0.2)
+            for arm in tl.arms:
+                m = arm.at(t)
+                if m is not None:
+                    self._draw_hand(frame, arm.seat, m[0], m[1], arm.lift)
             for s in tl.slaps:
-                H = self._hand_H(s, t)
-                if H is not None:
-                    warp_onto(frame, s.sprite, H)
+                m = self._slap_motion(s, t)
+                if m is not None:
+                    self._draw_hand(frame, s.seat, m[0], m[1], 0.0)
             frame = cv2.multiply(frame, self.light, scale=1 / 128)
             plus, minus = self.noise[f % len(self.noise)]
             yield cv2.subtract(cv2.add(frame, plus), minus)

@@ -1,0 +1,288 @@
+"""Slaps seen by the camera: hands landing on the pile, each named by its seat.
+
+No pad on most tables, so the camera has to see the slaps. Method (chosen over a
+trained hand model: nothing here has real hands to train or check one on, and a
+hand model inside a wheel that loads offline was not found; see the README): a
+hand reaches the pile on an arm, and an arm comes in over the edge of the
+picture from where its player sits. So, on a small copy of the whole frame:
+
+1. What differs from the table as it was (a background that learns everything
+   not joined to the picture's edge: a card that lands, a pile that goes) is the
+   foreground; arms are the stretches of it along the picture's edge.
+2. Each arm is followed along the line from where it comes in towards the pile:
+   how far its contiguous foreground reaches is its tip.
+3. A slap is an arm whose tip comes onto the pile fast and stops there: its
+   forearm is still over three frames. A hand that hovers eases in slowly; a hand
+   that pushes a card in lets go and leaves at once; a hand that picks the pile
+   up drags it away: none of them is a slap.
+
+The seat is the one whose direction (companion.live.seats) is nearest the edge
+point the arm comes in from; the order of two hands is the order in which their
+tips reached the pile (interpolated between frames), the bottom hand first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .seats import angle_of, nearest_seat
+
+WIDTH = 160                 # the small copy's width (pixels)
+CHROMA = 2.5                # weight of colour against brightness in what differs
+
+
+@dataclass
+class HandConfig:
+    diff: float = 28.0        # levels (brightness, or weighted colour) from the table: foreground
+    learn: float = 0.5        # how fast the table learns what is not an arm, per frame
+    min_run: int = 3          # pixels of picture edge an arm covers at least
+    on_pile: float = 0.35     # tip within this many card heights of the pile centre
+    fast: float = 5.0         # card heights a second the tip comes in at, at least
+    still_frames: int = 5     # frames the hand holds still on the pile...
+    stop_within: int = 2      # ...from at most this many frames after the one it arrived in
+    tip_still: float = 0.06   # card heights the tip may move a frame, held still
+    still: float = 0.12       # share of the forearm's band that may change a frame
+    leave: float = 1.0        # card heights a slapped arm must go back before it slaps again
+    max_seat_off: float = 40.0  # degrees an arm may come in off its seat's direction
+    grain: float = 6.0        # change in local texture (|Laplacian|, blurred) that is foreground
+    reset_share: float = 0.6  # foreground over this share of the picture: the light changed
+
+
+@dataclass
+class CameraSlap:
+    seat: int
+    t: float                  # when the tip reached the pile (between frames)
+    frame: int                # the frame that confirmed it
+    angle: float              # where the arm came in (degrees clockwise from the bottom)
+
+
+@dataclass
+class _Arm:
+    angle: float
+    tips: list[tuple[float, float]] = field(default_factory=list)   # (t, tip distance)
+    arrived: float | None = None        # time the tip reached the pile
+    since: int = 0                      # frames since then
+    still: int = 0
+    band: np.ndarray | None = None      # last frame's forearm pixels
+    slapped: bool = False
+    seen: int = 0                       # frame counter of the last sighting
+
+
+class HandWatcher:
+    """Frames of the whole table -> CameraSlap, one per hand that lands on the pile."""
+
+    def __init__(self, seats: list[float], config: HandConfig | None = None) -> None:
+        self.seats = list(seats)
+        self.cfg = config or HandConfig()
+        self.background: np.ndarray | None = None
+        self.grain: np.ndarray | None = None        # the table's texture, learnt alike
+        self.arms: list[_Arm] = []
+        self.count = 0
+        self.mask: np.ndarray | None = None         # the last foreground (for the display)
+
+    def reset(self) -> None:
+        self.background = None
+        self.arms = []
+
+    def look(self, image: np.ndarray, t: float, frame: int,
+             pile: tuple[float, float] | None = None,
+             card_h: float | None = None) -> list[CameraSlap]:
+        """One frame (BGR, whole). pile: the pile's centre in image pixels (default the
+        picture's centre); card_h: a card's height there (default 0.4 of the shorter
+        side)."""
+        cfg = self.cfg
+        H, W = image.shape[:2]
+        f = WIDTH / W
+        h = max(8, round(H * f))
+        small = cv2.resize(image, (WIDTH, h), interpolation=cv2.INTER_AREA)
+        # Brightness and colour apart, colour weighted up: a pale hand over white cards
+        # differs from them less in brightness than in hue.
+        small = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2YCrCb)
+        small = small.astype(np.float32) * np.float32([1.0, CHROMA, CHROMA])
+        self.count += 1
+        if self.background is None or self.background.shape != small.shape:
+            self.background = small.copy()
+            self.grain = None
+            self.arms = []
+            return []
+        fg = np.abs(small - self.background).max(2) > cfg.diff
+        # Texture too: an arm the table's own colour still hides the table's grain.
+        grain = cv2.GaussianBlur(np.abs(cv2.Laplacian(small[..., 0], cv2.CV_32F)), (5, 5), 0)
+        if self.grain is not None:
+            fg |= np.abs(grain - self.grain) > cfg.grain
+        fg = fg.astype(np.uint8)
+        fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+        if fg.mean() > cfg.reset_share:          # exposure jump or a camera knocked
+            self.background = small.copy()
+            self.grain = None
+            self.arms = []
+            return []
+        # Only what is joined to the picture's edge can be an arm; everything else that
+        # changed (a card that landed, a pile taken away) is learnt as table.
+        n, labels = cv2.connectedComponents(fg)
+        edge_labels = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0],
+                                                labels[:, -1]]))
+        edge_labels = edge_labels[edge_labels > 0]
+        armmask = np.isin(labels, edge_labels)
+        keep = cv2.dilate(armmask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+        learn = np.where(keep[..., None], 0.0, cfg.learn).astype(np.float32)
+        self.background += (small - self.background) * learn
+        self.grain = grain if self.grain is None else \
+            self.grain + (grain - self.grain) * learn[..., 0]
+        self.mask = armmask
+
+        cx, cy = (W / 2, H / 2) if pile is None else pile
+        cx, cy = cx * f, cy * f
+        ch = (0.4 * min(W, H) if card_h is None else card_h) * f
+        out: list[CameraSlap] = []
+        seen_now = []
+        entries: list[tuple[float, float, float, int]] = []
+        for ex, ey, n_run in _edge_runs(armmask, cfg.min_run):
+            ang = angle_of(ex - cx, ey - cy)
+            near = [k for k, e in enumerate(entries) if abs((e[2] - ang + 180) % 360 - 180) < 20]
+            if near:            # two runs of one arm (a sleeve and a hand): the longer
+                if entries[near[0]][3] >= n_run:
+                    continue
+                entries.pop(near[0])
+            entries.append((ex, ey, ang, n_run))
+        for ex, ey, ang, _ in entries:
+            arm = self._match(ang)
+            arm.seen = self.count
+            seen_now.append(arm)
+            tip = _tip_distance(armmask, (ex, ey), (cx, cy), ch)
+            arm.tips.append((t, tip))
+            del arm.tips[:-4]
+            band = _forearm(armmask, small, (ex, ey), (cx, cy), ch)
+            if arm.slapped:
+                if tip > cfg.leave:
+                    arm.slapped, arm.arrived, arm.still = False, None, 0
+                arm.band = band
+                continue
+            if tip <= cfg.on_pile:
+                if arm.arrived is None and len(arm.tips) >= 2:
+                    (t0, d0), (t1, d1) = arm.tips[-2], arm.tips[-1]
+                    speed = (d0 - d1) / max(t1 - t0, 1e-3)
+                    if d0 > cfg.on_pile and speed >= cfg.fast:
+                        # When the tip crossed onto the pile, between the two frames.
+                        u = (d0 - cfg.on_pile) / max(d0 - d1, 1e-6)
+                        arm.arrived = t0 + u * (t1 - t0)
+                        arm.still = arm.since = 0
+                if arm.arrived is not None:
+                    arm.since += 1
+                    prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
+                    if (tip >= prev_tip - 3 * cfg.tip_still or prev_tip - tip <= cfg.tip_still) and arm.band is not None and \
+                            band is not None and band.shape == arm.band.shape and \
+                            np.abs(band - arm.band).max(-1).mean() / cfg.diff < cfg.still:
+                        arm.still += 1
+                    else:
+                        arm.still = 0
+                    if arm.still >= cfg.still_frames - 1:
+                        seat, off = nearest_seat(self.seats, arm.angle)
+                        arm.slapped = True
+                        if off <= cfg.max_seat_off:
+                            out.append(CameraSlap(seat, arm.arrived, frame, round(arm.angle, 1)))
+                    elif arm.since - arm.still > cfg.stop_within + 1:
+                        # Still moving after it reached the pile: a card pushed in and
+                        # gliding to rest, a pile dragged away. Not a slap; it must go
+                        # back before it can slap.
+                        arm.slapped = True
+            else:
+                arm.arrived, arm.still = None, 0
+            arm.band = band
+        # Arms no longer in view are forgotten.
+        self.arms = [a for a in self.arms if a.seen == self.count]
+        return sorted(out, key=lambda s: s.t)
+
+    def _match(self, angle: float) -> _Arm:
+        best = None
+        for a in self.arms:
+            d = abs((a.angle - angle + 180) % 360 - 180)
+            if d < 20 and (best is None or d < best[0]):
+                best = (d, a)
+        if best is not None:
+            best[1].angle = angle
+            return best[1]
+        arm = _Arm(angle)
+        self.arms.append(arm)
+        return arm
+
+
+def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]:
+    """The middle point and length of each run of foreground along the picture's edge,
+    going round it clockwise (an arm covering a corner is one run)."""
+    h, w = mask.shape
+    xs = np.r_[np.arange(w), np.full(h - 2, w - 1), np.arange(w - 1, -1, -1), np.zeros(h - 2, int)]
+    ys = np.r_[np.zeros(w, int), np.arange(1, h - 1), np.full(w, h - 1), np.arange(h - 2, 0, -1)]
+    on = mask[ys, xs]
+    if on.all() or not on.any():
+        return []
+    start = int(np.argmin(on))            # start on an off pixel so no run wraps round
+    on, xs, ys = np.roll(on, -start), np.roll(xs, -start), np.roll(ys, -start)
+    d = np.diff(np.r_[0, on.astype(np.int8), 0])
+    out = []
+    for a, b in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
+        if b - a >= min_run:
+            m = (a + b - 1) // 2
+            out.append((float(xs[m]), float(ys[m]), int(b - a)))
+    return out
+
+
+def _ray(mask_shape, start, end, step: float = 1.0):
+    (x0, y0), (x1, y1) = start, end
+    length = math.hypot(x1 - x0, y1 - y0)
+    n = max(2, int(length / step))
+    s = np.linspace(0, 1, n)
+    return x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, length
+
+
+def _tip_distance(mask: np.ndarray, entry, centre, card_h: float) -> float:
+    """How far from the pile centre (card heights; negative: beyond it) the arm's
+    foreground reaches, followed from where it comes in along the line to the pile and
+    a card height past it; three parallel lines, the longest reach counts."""
+    (ex, ey), (cx, cy) = entry, centre
+    dx, dy = cx - ex, cy - ey
+    L = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / L, dy / L
+    end = (cx + ux * card_h, cy + uy * card_h)
+    h, w = mask.shape
+    best = 0.0
+    for off in (-0.1, 0.0, 0.1):
+        ox, oy = -uy * off * card_h, ux * off * card_h
+        xs, ys, length = _ray(mask.shape, (ex + ox, ey + oy), (end[0] + ox, end[1] + oy))
+        xi, yi = np.clip(np.round(xs).astype(int), 0, w - 1), np.clip(np.round(ys).astype(int), 0, h - 1)
+        on = mask[yi, xi]
+        # The contiguous run from the edge, bridging gaps of up to 2 samples.
+        gaps = np.nonzero(~on)[0]
+        reach = len(on)
+        for i in gaps:
+            if i + 2 < len(on) and on[i + 1:i + 3].any():
+                continue
+            reach = i
+            break
+        best = max(best, reach / (len(on) - 1) * length if len(on) > 1 else 0.0)
+    return (L - best) / card_h
+
+
+def _forearm(mask: np.ndarray, small: np.ndarray, entry, centre, card_h: float):
+    """The picture along the arm between the pile's edge and 1.6 card heights out: still
+    when the hand rests on the pile, moving when it pushes a card or drags the pile."""
+    (ex, ey), (cx, cy) = entry, centre
+    dx, dy = ex - cx, ey - cy
+    L = math.hypot(dx, dy) or 1.0
+    ux, uy = dx / L, dy / L
+    a, b = 0.6 * card_h, min(1.6 * card_h, L)
+    if b <= a:
+        return None
+    xs, ys, _ = _ray(mask.shape, (cx + ux * a, cy + uy * a), (cx + ux * b, cy + uy * b))
+    h, w = mask.shape
+    pts = []
+    for off in (-0.08, 0.0, 0.08):
+        ox, oy = -uy * off * card_h, ux * off * card_h
+        xi = np.clip(np.round(xs + ox).astype(int), 0, w - 1)
+        yi = np.clip(np.round(ys + oy).astype(int), 0, h - 1)
+        pts.append(small[yi, xi])
+    return np.stack(pts)
