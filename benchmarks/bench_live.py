@@ -22,6 +22,13 @@ matches too: with frames dropped, two looks at a card sliding its last pixels sp
 time, and such a call names the right card as it settles. Slaps come from the rendered
 truth, standing in for a pad.
 
+`--no-pad` gives the referee no slaps at all: the camera sees them (companion.live.hands),
+and a pile picked up with no slap seen is answered as the table would (the seat the
+truth swept it to, 0.5 s after the question). It scores each true slap's verdict (the
+right award, or the wrong slap, for the bottom hand), slaps the camera invented (the
+films have hands that deal, pick piles up and hover), how long after the first hand
+landed the verdict came, and the questions asked.
+
 `--realtime` plays each film at 30 fps through the camera's newest-frame path (`watch
 --realtime`): frames are dropped whenever processing falls behind, and latency is the
 wall time from the card's first resting frame being delivered to its call. `--busy`
@@ -47,6 +54,7 @@ from pathlib import Path
 from companion.detector.model import load_detector
 from companion.engine import PRESETS, Game
 from companion.live.capture import FileSource, LiveSource
+from companion.live.hands import HandWatcher
 from companion.live.pipeline import LivePipeline
 from companion.live.runner import run_frames
 from companion.render.video import GameFilm
@@ -75,7 +83,7 @@ class Slowed:
 
 
 def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
-             finder=None, realtime: bool = False):
+             finder=None, realtime: bool = False, no_pad: bool = False):
     players = NAMES[: 2 + seed % 3]
     rules = PRESETS["challenge" if seed % 2 else "base"]
     deck = None
@@ -93,11 +101,23 @@ def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photo
             rec["said_t"] = time.monotonic() - source.started
         calls.append(rec)
 
-    pipe = LivePipeline(det, Game(rules), gate=gate, on_output=output)
+    hands = HandWatcher(film.seats) if no_pad else None
+    pipe = LivePipeline(det, Game(rules), gate=gate, on_output=output, hands=hands)
     pipe.feed({"type": "start", "players": players, "stacks": truth[0]["stacks"]})
-    slaps = [x for x in truth if x["type"] == "slap"]
+    slaps = [] if no_pad else [x for x in truth if x["type"] == "slap"]
+    collects = [x for x in truth if x["type"] == "collect"]
+
+    def answered(frames):
+        """The table answers "who took the pile?" half a second later, with the truth."""
+        for f in frames:
+            if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
+                done = [c for c in collects if c["frame"] <= f.index]
+                if done:
+                    pipe.answer(done[-1]["seat"], f.t)
+            yield f
+
     try:
-        stats = run_frames(pipe, source, slaps)
+        stats = run_frames(pipe, answered(source), slaps)
     finally:
         if realtime:
             source.stop()
@@ -137,6 +157,33 @@ def score(truth, calls, fps: float, early: int = 3):
             "lat_frames": lat_frames, "wall_ms": wall, "duplicates": dup, "occluded": occluded}
 
 
+def score_slaps(truth, calls, fps: float) -> dict:
+    """Camera slaps against the true ones: each true slap's verdict for its bottom hand
+    (an award to it when legal, its wrong slap when not) within 0.5 s, the delay from
+    its first hand landing to that verdict, and camera verdicts matching no true slap
+    (slaps invented)."""
+    true = [x for x in truth if x["type"] == "slap"]
+    seen = [c for c in calls if c.get("type") in ("award", "wrong_slap", "late_slap")
+            and c.get("evidence", {}).get("source") == "camera"]
+    used, right, delays = set(), 0, []
+    for x in true:
+        want = ("award", x["seats"][0]) if x["legal"] else ("wrong_slap", x["seats"][0])
+        for i, c in enumerate(seen):
+            if i in used or not x["frame"] - 3 <= c["frame"] <= x["frame"] + fps / 2:
+                continue
+            if (c["type"], c.get("seat")) == want:
+                used.add(i)
+                right += 1
+                delays.append((c["frame"] - x["frame"]) * 1000 / fps)
+                break
+    # A later hand of a true slap (a late slap, or its own wrong slap) is no invention.
+    near = lambda c: any(x["frame"] - 3 <= c["frame"] <= x["hands_frames"][1] for x in true)
+    invented = [c for i, c in enumerate(seen) if i not in used and not near(c)]
+    asks = sum(1 for c in calls if c.get("type") == "ask")
+    return {"slaps": len(true), "right": right, "delays": delays, "invented": len(invented),
+            "asks": asks, "rejected": sum(1 for c in calls if c.get("type") == "rejected")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10)
@@ -153,6 +200,8 @@ def main() -> None:
                     help="keep one core busy with a second process meanwhile")
     ap.add_argument("--slow-ms", type=float, default=0.0,
                     help="make each detector call take at least this long (default 0)")
+    ap.add_argument("--no-pad", action="store_true",
+                    help="no slap input: the camera sees the slaps")
     args = ap.parse_args()
     det = load_detector(args.model)
     if args.slow_ms > 0:
@@ -172,6 +221,8 @@ def main() -> None:
                              "of the project")
         finder = load_detector(photo=True).finder
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
+    slap_tot: dict = {}
+    slap_delays: list[float] = []
     settling = {"matched": 0, "called": 0}      # calls up to 10 frames early counted too
     lat_ms, frames, secs, frames_ng, secs_ng, dropped = [], 0, 0.0, 0, 0.0, 0
     try:
@@ -179,7 +230,16 @@ def main() -> None:
             for seed in range(args.first_seed, args.first_seed + args.games):
                 truth, calls, stats, pipe = run_game(det, seed, args.seconds, Path(tmp),
                                                      photos=photos, finder=finder,
-                                                     realtime=args.realtime)
+                                                     realtime=args.realtime,
+                                                     no_pad=args.no_pad)
+                if args.no_pad:
+                    ss = score_slaps(truth, calls, 30.0)
+                    for k in ("slaps", "right", "invented", "asks", "rejected"):
+                        slap_tot[k] = slap_tot.get(k, 0) + ss[k]
+                    slap_delays += ss["delays"]
+                    print(f"game {seed}: slaps {ss['right']}/{ss['slaps']} right, "
+                          f"{ss['invented']} invented, {ss['asks']} questions, "
+                          f"{ss['rejected']} rejected")
                 s = score(truth, calls, 30.0)
                 for k in totals:
                     totals[k] += s[k]
@@ -200,7 +260,7 @@ def main() -> None:
                       f"{stats.frames / stats.seconds:.0f} frames/s"
                       + (f", {stats.dropped} frames dropped" if args.realtime else ""),
                       flush=True)
-            if not args.realtime:       # throughput without gating, on one game
+            if not args.realtime and not args.no_pad:   # throughput ungated, on one game
                 _, _, stats, _ = run_game(det, args.first_seed, args.seconds, Path(tmp),
                                           gate=False, photos=photos, finder=finder)
                 frames_ng, secs_ng = stats.frames, stats.seconds
@@ -225,6 +285,14 @@ def main() -> None:
               f"p95 {lat_ms[int(len(lat_ms) * 0.95)]:.0f} ms (targets <= 70, <= 120); "
               f"{early} of {len(lat_ms)} calls came before the card's rest frame (as it "
               "settled), counted as negative")
+    if args.no_pad and slap_tot:
+        n = slap_tot["slaps"]
+        print(f"slaps seen by the camera (no pad): {slap_tot['right']} of {n} right for the "
+              f"bottom hand ({slap_tot['right'] / max(n, 1):.1%}; target >= 98 %), "
+              f"{slap_tot['invented']} invented (target 0); verdict after the first hand "
+              f"landed: median {statistics.median(slap_delays) if slap_delays else 0:.0f} ms "
+              f"(target <= 150); {slap_tot['asks']} 'who took the pile?' questions; "
+              f"{slap_tot['rejected']} events refused (target 0)")
     if args.realtime:
         print(f"frames processed: {frames} of {frames + dropped} delivered ({dropped} dropped "
               "while processing was behind)")

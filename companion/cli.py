@@ -87,6 +87,21 @@ def _roi(text: str | None):
         raise CommandError(str(exc)) from None
 
 
+def _seats(text: str | None, n: int) -> list[float]:
+    from .live.seats import parse_seats
+    try:
+        return parse_seats(text, n)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def seats_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seats", default=None, metavar="POS,...",
+                   help="where each player sits round the camera's picture, in seat order: "
+                        "bottom, left, top, right, top-left, ... or degrees clockwise from "
+                        "the bottom (default: spread evenly, the first at the bottom)")
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .callouts import Verbosity
     from .deck.enrolled import DeckError
@@ -116,9 +131,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from .live.runner import run_watch
     rules = load_rules(args.rules)
     det = _detector(args)
+    players = _players(args.players)
+    seats = _seats(args.seats, len(players))
+    camera = {"auto": not args.slaps, "on": True, "off": False}[args.camera_slaps]
     try:
-        return run_watch(args.video, det, rules, _players(args.players), args.json, args.slaps,
-                         not args.no_gate, _roi(args.roi), args.log, args.realtime)
+        return run_watch(args.video, det, rules, players, args.json, args.slaps,
+                         not args.no_gate, _roi(args.roi), args.log, args.realtime,
+                         seats=seats if camera else None)
     except (SourceError, ValueError, OSError) as exc:
         raise CommandError(str(exc)) from None
 
@@ -131,6 +150,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     show = {"auto": None, "on": True, "off": False}[args.window]
     log = args.log or time.strftime("sessions/session-%Y%m%d-%H%M%S.jsonl")
     players = _players(args.players)
+    seats = _seats(args.seats, len(players))
+    camera = {"auto": True, "on": True, "off": False}[args.camera_slaps]
     speaker = _speaker(args.voice)
     hub = server = None
     if args.web:
@@ -144,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         return run_live(str(args.camera), det, rules, players, args.pad, show,
                         args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""),
-                        speaker=speaker, hub=hub, zones=_zones(args.pad_zones))
+                        speaker=speaker, hub=hub, zones=_zones(args.pad_zones),
+                        seats=seats if camera else None)
     except SourceError as exc:
         raise CommandError(str(exc)) from None
     finally:
@@ -211,7 +233,8 @@ def cmd_render_game(args: argparse.Namespace) -> int:
         raise CommandError("--players: at least two names")
     if args.seconds is not None and args.seconds <= 0:
         raise CommandError("--seconds: must be positive")
-    film = GameFilm(rules, players, args.seed, seconds=args.seconds)
+    film = GameFilm(rules, players, args.seed, seconds=args.seconds,
+                    seats=_seats(args.seats, len(players)))
     try:
         info = film.write(Path(args.out))
     except OSError as exc:
@@ -505,6 +528,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON Lines output")
     p.add_argument("--slaps", default=None, metavar="FILE",
                    help="slaps recorded with the video (a pad log or a rendered game's truth)")
+    p.add_argument("--camera-slaps", choices=("auto", "on", "off"), default="auto",
+                   help="see slaps in the video: hands landing on the pile (default: when "
+                        "no --slaps file is given)")
+    seats_arg(p)
     p.add_argument("--no-gate", action="store_true", help="run the detector on every frame")
     p.add_argument("--realtime", action="store_true",
                    help="play the video at its own frame rate, dropping frames when "
@@ -514,14 +541,19 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(p, False)
 
     p = add("run", cmd_run, "referee a live game from a camera",
-            "The companion at the table: camera, detector, referee, calls; slaps from the pad "
-            "(--pad) or the keyboard (keys 1-9 in the window).")
+            "The companion at the table: camera, detector, referee, calls; slaps seen by the "
+            "camera, or from the pad (--pad), or the keyboard (keys 1-9 in the window; when "
+            "the referee asks who took a pile, the winner's key answers).")
     p.add_argument("--camera", default="0", help="camera index, video file or stream URL (0)")
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     _rules_arg(p, "challenge")
     p.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
     p.add_argument("--pad-zones", default=None, metavar="Z:S,...",
                    help="which seat each pad zone is, e.g. 0:2,1:0,2:1 (default: zone = seat)")
+    p.add_argument("--camera-slaps", choices=("auto", "on", "off"), default="auto",
+                   help="see slaps with the camera: they referee where there is no pad, and "
+                        "are shown beside the pad's where there is one (default auto: on)")
+    seats_arg(p)
     p.add_argument("--window", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--high-contrast", action="store_true", help="high-contrast display")
     p.add_argument("--voice", choices=("on", "off"), default="on",
@@ -558,6 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     p.add_argument("--seconds", type=float, default=None,
                    help="stop after this many seconds of video (default: the whole hand)")
+    seats_arg(p)
     p = add("detect", cmd_detect, "name the cards in photos",
             "Print the cards found in each image; with --json one object per image per line: "
             '{"image", "cards": [{"card", "confidence", "box"}]} sorted by confidence.')

@@ -307,3 +307,47 @@ def test_a_video_played_in_real_time_drops_frames_for_a_slow_consumer_and_ends(t
     assert 0.8 <= took < 5              # played at its own pace (1 s), then ended
     assert got == sorted(got) and len(got) < 30 and src.dropped > 0
     assert got[-1] >= 25                # the newest frames, not the first ones
+
+
+def test_a_pile_taken_with_no_slap_seen_asks_who_won_and_its_cards_are_read_again():
+    """No pad and no slap seen: the pile goes. The referee asks who took it and holds
+    the next cards until the table answers; then the pile is the winner's, the held card
+    is fed, and a card of the taken pile played again is read as a flip."""
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))],
+                            12: [("7h", 0.9, (100, 100)), ("7s", 0.9, (110, 110))],
+                            21: [], 50: [("2c", 0.9, (160, 120))],
+                            80: [("2c", 0.9, (160, 120)), ("7h", 0.9, (200, 150))]})
+    game = Game(PRESETS["base"])
+    pipe = LivePipeline(det, game, roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = run(pipe, det, 60)
+    asks = [c for c in out if c["type"] == "ask"]
+    assert len(asks) == 1 and asks[0]["question"] == "pile_taken" and asks[0]["cards"] == 2
+    assert 21 < asks[0]["frame"] < 50
+    # The 2c landed while the question was open: held, not yet refereed.
+    assert [c["card"] for c in out if c["type"] == "flip"] == ["7h", "7s"]
+    answered = pipe.answer(1, 2.0)
+    assert [c["type"] for c in answered][:2] == ["answer", "award"]
+    award = next(c for c in answered if c["type"] == "award")
+    assert award["seat"] == 1 and award["reason"] == "ruling" and award["cards"] == 2
+    assert [(c["card"], c["seat"]) for c in answered if c["type"] == "flip"] == [("2c", 1)]
+    later = []
+    for f in frames(100):
+        if f.index < 60:
+            continue
+        det.frame = f.index
+        later += pipe.process(f)
+    assert [c["card"] for c in later if c["type"] == "flip"] == ["7h"]
+    assert not [c for c in later if c["type"] == "rejected"]
+
+
+def test_a_covered_pile_that_comes_back_was_not_taken():
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))], 12: [],
+                            40: [("7h", 0.9, (100, 100))]})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = run(pipe, det, 60)
+    kinds = [c["type"] for c in out]
+    assert "ask" in kinds and kinds.index("ask") < kinds.index("answer")
+    answer = next(c for c in out if c["type"] == "answer")
+    assert answer["seat"] is None and pipe.asking is None and pipe.game.pile_count == 1

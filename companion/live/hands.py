@@ -17,8 +17,9 @@ picture from where its player sits. So, on a small copy of the whole frame:
    up drags it away: none of them is a slap.
 
 The seat is the one whose direction (companion.live.seats) is nearest the edge
-point the arm comes in from; the order of two hands is the order in which their
-tips reached the pile (interpolated between frames), the bottom hand first.
+point the arm comes in from; the order of two hands is the order in which they
+came to rest on the pile, the bottom hand first (not when their tips reached it:
+two hands from facing seats touch fingertips before either lands).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class HandConfig:
 @dataclass
 class CameraSlap:
     seat: int
-    t: float                  # when the tip reached the pile (between frames)
+    t: float                  # when the hand came to rest on the pile
     frame: int                # the frame that confirmed it
     angle: float              # where the arm came in (degrees clockwise from the bottom)
 
@@ -67,6 +68,7 @@ class _Arm:
     arrived: float | None = None        # time the tip reached the pile
     since: int = 0                      # frames since then
     still: int = 0
+    rest: float = 0.0                   # when the hand came to rest on the pile
     band: np.ndarray | None = None      # last frame's forearm pixels
     slapped: bool = False
     seen: int = 0                       # frame counter of the last sighting
@@ -177,6 +179,8 @@ class HandWatcher:
                     if (tip >= prev_tip - 3 * cfg.tip_still or prev_tip - tip <= cfg.tip_still) and arm.band is not None and \
                             band is not None and band.shape == arm.band.shape and \
                             np.abs(band - arm.band).max(-1).mean() / cfg.diff < cfg.still:
+                        if arm.still == 0:      # at rest since the frame before this one
+                            arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
                         arm.still += 1
                     else:
                         arm.still = 0
@@ -184,7 +188,8 @@ class HandWatcher:
                         seat, off = nearest_seat(self.seats, arm.angle)
                         arm.slapped = True
                         if off <= cfg.max_seat_off:
-                            out.append(CameraSlap(seat, arm.arrived, frame, round(arm.angle, 1)))
+                            out.append(CameraSlap(seat, float(arm.rest), frame,
+                                                  round(float(arm.angle), 1)))
                     elif arm.since - arm.still > cfg.stop_within + 1:
                         # Still moving after it reached the pile: a card pushed in and
                         # gliding to rest, a pile dragged away. Not a slap; it must go

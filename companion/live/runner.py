@@ -115,7 +115,10 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             if k in (ord("q"), 27):
                 break
             if keys and k in keys:
-                pipeline.slap([keys[k]], clock() if live else frame.t)
+                if pipeline.asking is not None:        # "pile taken: who won it?"
+                    pipeline.answer(keys[k], clock() if live else frame.t)
+                else:
+                    pipeline.slap([keys[k]], clock() if live else frame.t)
                 if hub is not None:
                     hub.publish_state(page_state(pipeline.game))
     stats.seconds = time.perf_counter() - t0
@@ -128,7 +131,11 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
 def make_pipeline(detector: Detector, rules: Rules, players: list[str], printer: Printer,
                   roi: Roi | None = None, gate: bool = True, log_path: str | None = None,
                   evidence_dir: Path | None = None, stacks: list[int] | None = None,
-                  hub=None) -> LivePipeline:
+                  hub=None, seats: list[float] | None = None,
+                  camera_referees: bool = True) -> LivePipeline:
+    """seats: watch for slaps with the camera, players sitting there (companion.live.seats);
+    camera_referees: its slaps referee (False: a pad does, the camera's are shown)."""
+    from .hands import HandWatcher
     log = SessionLog(log_path, rules, players) if log_path else None
 
     def output(rec: dict) -> None:
@@ -137,7 +144,9 @@ def make_pipeline(detector: Detector, rules: Rules, players: list[str], printer:
             hub.publish_call(rec)
 
     pipe = LivePipeline(detector, Game(rules), roi=roi, gate=gate, evidence_dir=evidence_dir,
-                        on_output=output, log=log)
+                        on_output=output, log=log,
+                        hands=HandWatcher(seats) if seats is not None else None,
+                        camera_referees=camera_referees)
     start = {"type": "start", "players": players}
     if stacks:
         start["stacks"] = stacks
@@ -156,9 +165,12 @@ def _summary(stats: RunStats, truth_flips: int | None, out) -> None:
 
 def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], as_json: bool,
               slaps_path: str | None, gate: bool, roi: Roi | None, log_path: str | None,
-              realtime: bool = False) -> int:
+              realtime: bool = False, seats: list[float] | None = None) -> int:
     """realtime: the video plays at its own frame rate through the camera's newest-frame
-    path, so frames are dropped when processing is slower (as a camera would)."""
+    path, so frames are dropped when processing is slower (as a camera would). seats:
+    the camera sees the slaps, players sitting there. A question the referee asks (who
+    took a pile) is printed; a recorded video has nobody to answer it, so play after it
+    is held."""
     from .capture import FileSource, LiveSource
     start, slaps = load_slaps(slaps_path) if slaps_path else (None, [])
     if start is not None and start.get("players") and len(start["players"]) != len(players):
@@ -166,7 +178,7 @@ def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], 
     printer = Printer(players, as_json)
     source = LiveSource(video, paced=True) if realtime else FileSource(video)
     pipe = make_pipeline(detector, rules, players, printer, roi, gate, log_path,
-                         stacks=start.get("stacks") if start else None)
+                         stacks=start.get("stacks") if start else None, seats=seats)
     try:
         stats = run_frames(pipe, source, slaps)
     finally:
@@ -176,6 +188,9 @@ def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], 
     if realtime:
         print(f"frames dropped (processing slower than the video): {source.dropped}",
               file=sys.stderr)
+    if pipe.asking is not None:
+        print(f"the referee asked who took the pile at {pipe.asking['t']:.2f} s and nobody "
+              f"answered: {len(pipe.held)} events after it were not refereed", file=sys.stderr)
     return 0
 
 
@@ -199,7 +214,7 @@ def run_demo(detector: Detector | None, rules: Rules, players: list[str], seed: 
 def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[str],
              pad: str | None, show: bool | None, high_contrast: bool, roi: Roi | None,
              log_path: str | None, evidence_dir: Path | None, speaker=None, hub=None,
-             zones: dict[int, int] | None = None) -> int:
+             zones: dict[int, int] | None = None, seats: list[float] | None = None) -> int:
     import queue
 
     from ..pad import GroupEvent, PadReader, SlapEvent, StatusEvent
@@ -208,7 +223,7 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
     printer = Printer(players, False, speaker=speaker)
     source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
     pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir,
-                         hub=hub)
+                         hub=hub, seats=seats, camera_referees=pad is None)
     reader = PadReader(pad, seats=zones).start() if pad else None
     keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
     if show:

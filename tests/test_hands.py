@@ -1,0 +1,111 @@
+"""The camera's slap watcher on rendered hands: the seat an arm comes from, the order
+hands land in, and hands that come over the table without slapping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.engine import PRESETS
+from companion.live.hands import HandWatcher
+from companion.live.seats import default_seats, parse_seats
+from companion.render.video import GameFilm
+
+
+def _table(seats, seed=3):
+    """A small rendered table with a pile on it, and the film that draws its hands."""
+    players = ["Ada", "Ben", "Cho", "Dan", "Eve", "Fay"][:len(seats)]
+    film = GameFilm(PRESETS["base"], players, seed, size=(480, 270), seconds=2,
+                    seats=seats, table_hands=False)
+    table = film.background.copy()
+    for c in film.timeline.cards[:1]:
+        from companion.render.scene import warp_onto
+        warp_onto(table, c.face, film._card_H(c, c.t_rest), shadow=0.25)
+    return film, table
+
+
+def _watch(film, table, hands, frames=24):
+    """hands: [(seat, first frame, frames to come in, frames held, lift)]: each comes in
+    from 2.4 card heights at a steady speed, holds on the pile, then leaves."""
+    watcher = HandWatcher(film.seats)
+    out = []
+    for i in range(frames):
+        img = table.copy()
+        for seat, start, come, hold, lift in hands:
+            k = i - start
+            if k < 0 or k > come + hold + 3:
+                continue
+            if k <= come:
+                dist, speed = 2.4 * (1 - k / come), -2.4 * film.fps / come
+            elif k <= come + hold:
+                dist, speed = 0.0, 0.0
+            else:
+                dist, speed = 0.8 * (k - come - hold), 24.0
+            film._draw_hand(img, seat, dist, speed, lift)
+        out += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_a_hand_from_each_seat_is_that_seats_slap(n):
+    film, table = _table(default_seats(n))
+    for seat in range(n):
+        got = _watch(film, table, [(seat, 2, 4, 10, 0.0)])
+        assert [s.seat for s in got] == [seat], (n, seat, got)
+        # Landed at the 6th frame (0.2 s); the watcher says so within 0.1 s of it.
+        assert type(got[0].t) is float and abs(got[0].t - 6 / 30) < 0.1
+        assert got[0].frame <= 6 + 6
+
+
+def test_seats_can_be_placed_and_are_checked():
+    seats = parse_seats("bottom, right, 135", 3)
+    assert seats == [0.0, 270.0, 135.0]
+    film, table = _table(seats)
+    for seat in range(3):
+        assert [s.seat for s in _watch(film, table, [(seat, 2, 4, 10, 0.0)])] == [seat]
+    with pytest.raises(ValueError, match="2 positions for 3 players"):
+        parse_seats("top,bottom", 3)
+    with pytest.raises(ValueError, match="'sideways' is not a position"):
+        parse_seats("top,sideways", 2)
+    with pytest.raises(ValueError, match="under 20 degrees apart"):
+        parse_seats("top,175", 2)
+
+
+@pytest.mark.parametrize("first,second", [(1, 2), (2, 1), (0, 2)])
+def test_two_hands_are_ordered_as_they_landed(first, second):
+    film, table = _table(default_seats(3))
+    got = _watch(film, table, [(first, 2, 4, 12, 0.0), (second, 4, 4, 10, 0.0)])
+    assert [s.seat for s in got] == [first, second]
+    assert got[0].t < got[1].t
+
+
+def test_hands_that_do_not_slap_are_not_slaps():
+    film, table = _table(default_seats(4))
+    # Easing in slowly over the pile (a hand in the air), and stopping short of it.
+    assert _watch(film, table, [(1, 2, 16, 8, 0.3)], frames=30) == []
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(24):
+        img = table.copy()
+        if 2 <= i < 20:
+            film._draw_hand(img, 2, max(1.6, 2.4 - 0.4 * (i - 2)), 0.0, 0.15)
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert got == []
+    # A hand that lands and drags the pile away at once (picks it up) is no slap.
+    got = _watch(film, table, [(0, 2, 4, 0, 0.0)])
+    assert got == []
+
+
+def test_rendered_films_list_the_hands_that_are_no_slap():
+    film = GameFilm(PRESETS["challenge"], ["Ada", "Ben", "Cho"], 5, size=(320, 180),
+                    seconds=20)
+    decoys = film.timeline.truth[0]["decoys"]
+    kinds = {d["kind"] for d in decoys}
+    assert {"deal", "hover", "pickup"} <= kinds
+    flips = [x for x in film.timeline.truth if x["type"] == "flip"]
+    assert sum(d["kind"] == "deal" for d in decoys) == len(flips)
+    slaps = [x for x in film.timeline.truth if x["type"] == "slap"]
+    for d in decoys:
+        if d["kind"] == "hover":          # never while a hand slaps
+            assert all(d["frames"][1] < s["hands_frames"][0] or
+                       d["frames"][0] > s["hands_frames"][1] for s in slaps)
