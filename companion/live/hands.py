@@ -45,8 +45,10 @@ class HandConfig:
     fast: float = 5.0         # card heights a second the tip comes in at, at least
     still_frames: int = 5     # frames the hand holds still on the pile...
     stop_within: int = 2      # ...from at most this many frames after the one it arrived in
-    tip_still: float = 0.06   # card heights the tip may move a frame, held still
-    still: float = 0.12       # share of the forearm's band that may change a frame
+    tip_still: float = 0.18   # card heights the tip may still advance in a frame held still
+    give_up: int = 12         # frames after arriving by which a hand must have held still
+    moved: float = 12.0       # levels a pixel of the forearm's patch steps in a frame: moved
+    still: float = 0.03       # share of that patch that may move in a frame held still
     leave: float = 1.0        # card heights a slapped arm must go back before it slaps again
     max_seat_off: float = 40.0  # degrees an arm may come in off its seat's direction
     grain: float = 6.0        # change in local texture (|Laplacian|, blurred) that is foreground
@@ -69,6 +71,8 @@ class _Arm:
     since: int = 0                      # frames since then
     still: int = 0
     rest: float = 0.0                   # when the hand came to rest on the pile
+    stopped: bool = False
+    line: tuple[float, float] | None = None   # where the forearm is looked along
     band: np.ndarray | None = None      # last frame's forearm pixels
     slapped: bool = False
     seen: int = 0                       # frame counter of the last sighting
@@ -158,7 +162,11 @@ class HandWatcher:
             tip = _tip_distance(armmask, (ex, ey), (cx, cy), ch)
             arm.tips.append((t, tip))
             del arm.tips[:-4]
-            band = _forearm(armmask, small, (ex, ey), (cx, cy), ch)
+            # The forearm is looked at along one line while the hand is on the pile (the
+            # point it comes in at wavers by a pixel from frame to frame).
+            if arm.arrived is None or arm.line is None:
+                arm.line = (ex, ey)
+            band = _forearm(armmask, small, arm.line, (cx, cy), ch)
             if arm.slapped:
                 if tip > cfg.leave:
                     arm.slapped, arm.arrived, arm.still = False, None, 0
@@ -173,16 +181,20 @@ class HandWatcher:
                         u = (d0 - cfg.on_pile) / max(d0 - d1, 1e-6)
                         arm.arrived = t0 + u * (t1 - t0)
                         arm.still = arm.since = 0
+                        arm.stopped = False
                 if arm.arrived is not None:
                     arm.since += 1
                     prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
-                    if (tip >= prev_tip - 3 * cfg.tip_still or prev_tip - tip <= cfg.tip_still) and arm.band is not None and \
+                    if prev_tip - tip <= cfg.tip_still and arm.band is not None and \
                             band is not None and band.shape == arm.band.shape and \
-                            np.abs(band - arm.band).max(-1).mean() / cfg.diff < cfg.still:
-                        if arm.still == 0:      # at rest since the frame before this one
+                            (np.abs(band - arm.band).max(-1) > cfg.moved).mean() < cfg.still:
+                        if not arm.stopped:     # at rest since the frame before this one
                             arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
+                            arm.stopped = True
                         arm.still += 1
                     else:
+                        # Moving again (another hand landing over it can shake its
+                        # forearm's picture): count the stillness again.
                         arm.still = 0
                     if arm.still >= cfg.still_frames - 1:
                         seat, off = nearest_seat(self.seats, arm.angle)
@@ -190,7 +202,8 @@ class HandWatcher:
                         if off <= cfg.max_seat_off:
                             out.append(CameraSlap(seat, float(arm.rest), frame,
                                                   round(float(arm.angle), 1)))
-                    elif arm.since - arm.still > cfg.stop_within + 1:
+                    elif (not arm.stopped and arm.since > cfg.stop_within + 1) or \
+                            arm.since > cfg.give_up:
                         # Still moving after it reached the pile: a card pushed in and
                         # gliding to rest, a pile dragged away. Not a slap; it must go
                         # back before it can slap.
@@ -273,21 +286,17 @@ def _tip_distance(mask: np.ndarray, entry, centre, card_h: float) -> float:
 
 
 def _forearm(mask: np.ndarray, small: np.ndarray, entry, centre, card_h: float):
-    """The picture along the arm between the pile's edge and 1.6 card heights out: still
-    when the hand rests on the pile, moving when it pushes a card or drags the pile."""
+    """The picture round the arm 0.9 to 1.9 card heights out from the pile (a square
+    patch; beyond the fingers of a hand from the facing seat): still when the hand rests
+    on the pile, changing along its outline when it pushes a card or drags the pile."""
     (ex, ey), (cx, cy) = entry, centre
     dx, dy = ex - cx, ey - cy
     L = math.hypot(dx, dy) or 1.0
-    ux, uy = dx / L, dy / L
-    a, b = 0.6 * card_h, min(1.6 * card_h, L)
-    if b <= a:
-        return None
-    xs, ys, _ = _ray(mask.shape, (cx + ux * a, cy + uy * a), (cx + ux * b, cy + uy * b))
+    r = max(3, int(0.3 * card_h))
+    d = max(0.9 * card_h + r, min(1.4 * card_h, L - r))   # never nearer the pile than 0.9
+    px, py = cx + dx / L * d, cy + dy / L * d
     h, w = mask.shape
-    pts = []
-    for off in (-0.08, 0.0, 0.08):
-        ox, oy = -uy * off * card_h, ux * off * card_h
-        xi = np.clip(np.round(xs + ox).astype(int), 0, w - 1)
-        yi = np.clip(np.round(ys + oy).astype(int), 0, h - 1)
-        pts.append(small[yi, xi])
-    return np.stack(pts)
+    x0, x1 = max(int(round(px)) - r, 0), min(int(round(px)) + r, w)
+    y0, y1 = max(int(round(py)) - r, 0), min(int(round(py)) + r, h)
+    patch = small[y0:y1, x0:x1]
+    return patch if patch.size else None
