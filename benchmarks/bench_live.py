@@ -22,7 +22,7 @@ matches too: with frames dropped, two looks at a card sliding its last pixels sp
 time, and such a call names the right card as it settles. Slaps come from the rendered
 truth, standing in for a pad.
 
-`--no-pad` gives the referee no slaps at all: the camera sees them (companion.live.hands),
+`--no-pad` gives the referee no slaps at all (and 2-5 players, seated unevenly): the camera sees them (companion.live.hands),
 and a pile picked up with no slap seen is answered as the table would (the seat the
 truth swept it to, 0.5 s after the question). It scores each true slap's verdict (the
 right award, or the wrong slap, for the bottom hand), slaps the camera invented (the
@@ -59,7 +59,7 @@ from companion.live.pipeline import LivePipeline
 from companion.live.runner import run_frames
 from companion.render.video import GameFilm
 
-NAMES = ["Ada", "Ben", "Cho", "Dan"]
+NAMES = ["Ada", "Ben", "Cho", "Dan", "Eve"]
 
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -82,15 +82,29 @@ class Slowed:
         return out
 
 
+def varied_seats(n: int, seed: int) -> list[float]:
+    """Seats spread unevenly round the table: the even spread turned by a random amount,
+    each seat moved up to a quarter of the gap."""
+    import random
+    r = random.Random(seed * 31 + 7)
+    gap = 360.0 / n
+    turn = r.uniform(0, 360)
+    return [(turn + k * gap + r.uniform(-gap / 4, gap / 4)) % 360 for k in range(n)]
+
+
 def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
              finder=None, realtime: bool = False, no_pad: bool = False):
     players = NAMES[: 2 + seed % 3]
+    seats = None
+    if no_pad:      # 2-5 players, sitting round the table unevenly
+        players = NAMES[: 2 + seed % 4]
+        seats = varied_seats(len(players), seed)
     rules = PRESETS["challenge" if seed % 2 else "base"]
     deck = None
     if photos is not None:
         from companion.render.photodeck import PhotoDeck
         deck = PhotoDeck(photos, seed, finder=finder)
-    film = GameFilm(rules, players, seed, seconds=seconds, deck=deck)
+    film = GameFilm(rules, players, seed, seconds=seconds, deck=deck, seats=seats)
     info = film.write(tmp / f"g{seed}.mp4", progress=False)
     truth = film.timeline.truth
     calls: list[dict] = []
@@ -296,9 +310,12 @@ def main() -> None:
     if args.realtime:
         print(f"frames processed: {frames} of {frames + dropped} delivered ({dropped} dropped "
               "while processing was behind)")
-    else:
+    elif secs_ng:
         print(f"throughput at 1280x720: {frames / secs:.0f} frames/s with motion gating, "
               f"{frames_ng / secs_ng:.0f} without (target >= 60 with gating)")
+    else:
+        print(f"throughput at 1280x720: {frames / secs:.0f} frames/s with motion gating and "
+              "the camera's slap watcher")
 
 
 if __name__ == "__main__":

@@ -109,3 +109,35 @@ def test_rendered_films_list_the_hands_that_are_no_slap():
         if d["kind"] == "hover":          # never while a hand slaps
             assert all(d["frames"][1] < s["hands_frames"][0] or
                        d["frames"][0] > s["hands_frames"][1] for s in slaps)
+
+
+def test_a_camera_slap_reaches_the_referee_with_its_evidence(tmp_path):
+    """The pipeline with the camera's watcher and no pad: a hand lands from Cho's side on
+    a pile with no pattern; Cho pays, and the evidence is the frame the hand landed in,
+    not the later one that confirmed it."""
+    from companion.detector.detections import Detections
+    from companion.engine import Game
+    from companion.live.capture import Frame
+    from companion.live.pipeline import LivePipeline
+
+    film, table = _table(default_seats(3))
+    game = Game(PRESETS["base"])
+    game.start(["Ada", "Ben", "Cho"], stacks=[5, 5, 5])
+    game.flip("7h")
+    pipe = LivePipeline(lambda img, conf=None: Detections.empty(), game,
+                        evidence_dir=tmp_path / "ev", hands=HandWatcher(film.seats))
+    out = []
+    for i in range(20):
+        img = table.copy()
+        k = i - 2
+        if 0 <= k <= 14:
+            dist = 2.4 * (1 - k / 4) if k <= 4 else 0.0
+            film._draw_hand(img, 2, dist, -18.0 if k < 4 else 0.0, 0.0)
+        out += pipe.process(Frame(i, i / 30, img))
+    wrong = [c for c in out if c["type"] == "wrong_slap"]
+    assert len(wrong) == 1 and wrong[0]["seat"] == 2 and wrong[0]["paid"] == 2
+    ev = wrong[0]["evidence"]
+    assert ev["source"] == "camera" and ev["top"] == ["7h"]
+    assert 5 <= ev["frame"] <= 7 < wrong[0]["frame"]
+    assert (tmp_path / "ev").joinpath(ev["image"].split("/")[-1]).is_file()
+    assert game.stacks[2] == 3

@@ -95,3 +95,33 @@ def test_calls_arrive_in_order_and_the_page_reconnects(browser, tmp_path):
     finally:
         page.close()
         server.stop()
+
+
+def test_the_page_asks_who_took_the_pile_and_its_buttons_answer(browser):
+    port = free_port()
+    players = ["Ada", "Ben", "Cho"]
+    game = Game(PRESETS["base"])
+    game.start(players, stacks=[5, 5, 5])
+    game.flip("7h")
+    hub = Hub(players)
+    server = WebServer(hub, port=port).start()
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.getElementById('status').textContent === 'live'")
+        assert page.locator("#question").is_hidden()
+        hub.publish_state(page_state(game, question={"type": "ask", "question": "pile_taken",
+                                                     "cards": 1}))
+        page.wait_for_selector("#question button", timeout=5000)
+        assert page.inner_text("#asked") == "Pile taken: who won it?"
+        assert page.locator("#choices button").all_inner_texts() == players
+        page.click("#choices button:has-text('Ben')")
+        assert hub.answers.get(timeout=5) == 1
+        hub.publish_state(page_state(game))
+        page.wait_for_function("document.getElementById('question').hidden", timeout=5000)
+        # A bad answer is one clear error, not a crash.
+        bad = page.request.post(server.url + "answer", data={"seat": 7})
+        assert bad.status == 400 and "not a seat" in bad.json()["error"]
+    finally:
+        page.close()
+        server.stop()

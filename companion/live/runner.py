@@ -92,9 +92,14 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
         from ..web.server import page_state
     stats = RunStats()
     pending = list(slaps or [])
+    shown_asked = False         # whether the page shows the referee's question
     t0 = time.perf_counter()
     for frame in frames:
         changed = False
+        # The table page's answers to the referee's question (who took the pile).
+        while hub is not None and not hub.answers.empty():
+            seat = hub.answers.get_nowait()
+            changed |= bool(pipeline.answer(seat, clock() if live else frame.t))
         # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
         while pending and pending[0]["frame"] <= frame.index:
             s = pending.pop(0)
@@ -103,8 +108,10 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             stats.flips += rec.get("type") == "flip"
             changed = True
         stats.frames += 1
-        if hub is not None and changed:
-            hub.publish_state(page_state(pipeline.game))
+        asked = pipeline.asking is not None
+        if hub is not None and (changed or asked != shown_asked):
+            hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
+            shown_asked = asked
         if show:
             g = pipeline.game
             ev = pipeline.state.evidence
@@ -120,7 +127,7 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
                 else:
                     pipeline.slap([keys[k]], clock() if live else frame.t)
                 if hub is not None:
-                    hub.publish_state(page_state(pipeline.game))
+                    hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
     stats.seconds = time.perf_counter() - t0
     stats.inferences = pipeline.inferences
     if show:

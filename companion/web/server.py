@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import threading
 import time
 from pathlib import Path
@@ -29,8 +30,11 @@ def card_view(name: str) -> dict:
             "suit_word": SUIT_WORDS[name[-1]], "red": name[-1] in "hd"}
 
 
-def page_state(game: Game, pattern: list[str] | None = None) -> dict:
-    """What the page shows, from the referee's state (the same content as the window)."""
+def page_state(game: Game, pattern: list[str] | None = None,
+               question: dict | None = None) -> dict:
+    """What the page shows, from the referee's state (the same content as the window);
+    question: one the referee asks the table (the pipeline's `asking`), answered with
+    the page's buttons."""
     players = game.players or []
     challenge = None
     if game.chain and game.responder is not None:
@@ -45,6 +49,8 @@ def page_state(game: Game, pattern: list[str] | None = None) -> dict:
         "pattern": list(pattern if pattern is not None else game.top_patterns),
         "challenge": challenge,
         "pending": players[game.pending[0]] if game.pending else None,
+        "question": ({"kind": question.get("question"), "cards": question.get("cards"),
+                      "text": "Pile taken: who won it?"} if question else None),
     }
 
 
@@ -57,6 +63,8 @@ class Hub:
         self.state: dict[str, Any] = {"players": [], "top": [], "pile": 0, "pattern": [],
                                       "challenge": None, "pending": None}
         self.calls: list[dict] = []
+        # The table's answers from the page (a seat each), for the referee's loop.
+        self.answers: queue.Queue = queue.Queue()
         self.instance = f"{time.time_ns():x}"      # a restarted server numbers calls afresh
         self._seq = 0
         self._lock = threading.Lock()
@@ -142,7 +150,21 @@ def create_app(hub: Hub):
     async def favicon(request: Request):
         return Response(status_code=204)
 
+    async def answer(request: Request):
+        """POST {"seat": N}: who took the pile, as the page's buttons say."""
+        try:
+            body = await request.json()
+            seat = body["seat"]
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": 'expected JSON {"seat": N}'}, status_code=400)
+        if type(seat) is not int or not 0 <= seat < len(hub.players):
+            return JSONResponse({"error": f"seat {seat!r}: not a seat at this table"},
+                                status_code=400)
+        hub.answers.put(seat)
+        return JSONResponse({"ok": True})
+
     return Starlette(routes=[Route("/", index), Route("/state", state), Route("/events", events),
+                             Route("/answer", answer, methods=["POST"]),
                              Route("/favicon.ico", favicon)])
 
 
