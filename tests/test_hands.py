@@ -141,3 +141,31 @@ def test_a_camera_slap_reaches_the_referee_with_its_evidence(tmp_path):
     assert 5 <= ev["frame"] <= 7 < wrong[0]["frame"]
     assert (tmp_path / "ev").joinpath(ev["image"].split("/")[-1]).is_file()
     assert game.stacks[2] == 3
+
+
+@pytest.mark.parametrize("pad_seat,confirms", [(2, True), (0, False)])
+def test_with_a_pad_the_pad_referees_and_the_camera_confirms_who(pad_seat, confirms):
+    from companion.detector.detections import Detections
+    from companion.engine import Game
+    from companion.live.capture import Frame
+    from companion.live.pipeline import LivePipeline
+
+    film, table = _table(default_seats(3))
+    game = Game(PRESETS["base"])
+    game.start(["Ada", "Ben", "Cho"], stacks=[5, 5, 5])
+    game.flip("7h")
+    pipe = LivePipeline(lambda img, conf=None: Detections.empty(), game,
+                        hands=HandWatcher(film.seats), camera_referees=False)
+    out = []
+    for i in range(20):
+        img = table.copy()
+        k = i - 2
+        if 0 <= k <= 14:
+            film._draw_hand(img, 2, 2.4 * (1 - k / 4) if k <= 4 else 0.0, 0.0, 0.0)
+        if i == 6:                                  # the pad felt a hand as it landed
+            out += pipe.slap([pad_seat], i / 30)
+        out += pipe.process(Frame(i, i / 30, img))
+    seen = [c for c in out if c["type"] == "camera_slap"]
+    assert len(seen) == 1 and seen[0]["seat"] == 2 and seen[0]["confirms"] is confirms
+    # Only the pad's slap reached the referee.
+    assert [c["seat"] for c in out if c["type"] == "wrong_slap"] == [pad_seat]

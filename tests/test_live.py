@@ -351,3 +351,27 @@ def test_a_covered_pile_that_comes_back_was_not_taken():
     assert "ask" in kinds and kinds.index("ask") < kinds.index("answer")
     answer = next(c for c in out if c["type"] == "answer")
     assert answer["seat"] is None and pipe.asking is None and pipe.game.pile_count == 1
+
+
+def test_the_next_deal_starts_the_next_hand_and_the_score_is_said():
+    """After a hand ends the table deals again and flips: the referee starts the next
+    hand itself (the deal one seat on, everyone back in) instead of refusing the card,
+    and says the match score."""
+    from companion.callouts import phrase
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))],
+                            12: [("7h", 0.9, (100, 100)), ("7s", 0.9, (110, 110))],
+                            21: [], 40: [("Kd", 0.9, (160, 120))]})
+    game = Game(PRESETS["base"])
+    pipe = LivePipeline(det, game, roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [1, 1]})
+    out = run(pipe, det, 60, slaps={18: [[0]]})
+    over = next(c for c in out if c["type"] == "hand_over")
+    assert over["winner"] == 0
+    assert phrase(over, ["Ada", "Ben"]) == "Ada wins the hand. Ada leads, one hand to none."
+    start = next(c for c in out if c["type"] == "start")
+    assert start["hand"] == 2 and start["dealer"] == 0 and start["stacks"] == [26, 26]
+    assert phrase(start, ["Ada", "Ben"]) == "Hand two: Ada dealt."
+    flip = [c for c in out if c["type"] == "flip"][-1]
+    assert flip["card"] == "Kd" and flip["seat"] == 1          # left of the dealer
+    assert not [c for c in out if c["type"] == "rejected"]
+    assert game.hand_active and game.hands_won == [1, 0]

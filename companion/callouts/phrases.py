@@ -44,6 +44,20 @@ def _rank_plural(card: str) -> str:
     return number(int(rank)).capitalize() + "s"
 
 
+def score_words(won: Sequence[int], players: Sequence[str]) -> str:
+    """The match score: "Ada leads, one hand to none", "Ada and Ben level, one hand
+    each"."""
+    order = sorted(range(len(won)), key=lambda s: -won[s])
+    first, second = order[0], order[1]
+    hands = lambda n: f"{number(n)} hand" + ("" if n == 1 else "s")
+    if won[first] == won[second]:
+        level = [players[s] for s in order if won[s] == won[first]]
+        names = ", ".join(level[:-1]) + " and " + level[-1]
+        return f"{names} level, {hands(won[first])} each."
+    rest = "none" if won[second] == 0 else number(won[second])
+    return f"{players[first]} leads, {hands(won[first])} to {rest}."
+
+
 def phrase(ann: Mapping[str, Any], players: Sequence[str],
            verbosity: Verbosity = Verbosity.CARDS) -> str | None:
     """The words for one announcement, or None when this verbosity keeps quiet."""
@@ -87,15 +101,25 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         return f"{who(ann['seat'])} is out."
     if kind == "turn":
         return f"{who(ann['seat'])} to play." if verbosity >= Verbosity.TURNS else None
+    if kind == "camera_slap" and not ann.get("confirms", True):
+        return f"(camera: {who(ann['seat'])}'s hand, no pad slap)"
     if kind == "ask" and ann.get("question") == "pile_taken":
         return "Pile taken: who won it?"
     if kind == "answer" and ann.get("question") == "pile_taken":
         return None if ann.get("seat") is not None else "The pile is still there."
     if kind == "hand_over":
-        return f"{who(ann['winner'])} wins the hand."
+        text = f"{who(ann['winner'])} wins the hand."
+        won = ann.get("hands_won")
+        if won and sum(won) > 0 and len(won) == len(players):
+            text += " " + score_words(won, players)
+        return text
     if kind == "match_over":
         return f"{who(ann['winner'])} wins the match."
     if kind == "start":
+        if ann.get("hand", 1) > 1 and ann.get("dealer") is not None:
+            return f"Hand {number(ann['hand'])}: {who(ann['dealer'])} dealt."
+        if ann.get("hand", 1) == 1 and ann.get("match", 1) > 1:
+            return f"New match: {', '.join(ann['players'])}."
         return f"New hand: {', '.join(ann['players'])}."
     if kind == "state" and verbosity >= Verbosity.TURNS:
         counts = ", ".join(f"{p} {number(c)}" for p, c in zip(players, ann["stacks"]))

@@ -43,6 +43,8 @@ class Game:
         self.hand_number = 0
         self.hand_active = False
         self.match_over = False
+        self.match_number = 0
+        self.dealer: int | None = None
         self._reset_hand([])
 
     # ------------------------------------------------------------------ state
@@ -117,8 +119,10 @@ class Game:
         if not _is_int(dealer) or not 0 <= dealer < n:
             raise EventError(f"dealer: unknown seat {dealer!r} (seats 0-{n - 1})")
         if stacks is None:
-            # The whole deck dealt one at a time from seat 0.
-            stacks = [size // n + (1 if i < size % n else 0) for i in range(n)]
+            # The whole deck dealt one at a time from the dealer's left (seat 0 when the
+            # last seat deals, the default).
+            stacks = [size // n + (1 if (i - dealer - 1) % n < size % n else 0)
+                      for i in range(n)]
         else:
             if (not isinstance(stacks, (list, tuple)) or len(stacks) != n
                     or not all(_is_int(s) and s >= 0 for s in stacks)):
@@ -133,7 +137,9 @@ class Game:
             self.hands_won = [0] * n
             self.hand_number = 0
             self.match_over = False
+            self.match_number += 1
         self.hand_number += 1
+        self.dealer = dealer
         self._reset_hand(list(stacks))
         self.hand_active = True
         self._t = t
@@ -141,7 +147,7 @@ class Game:
         self._out = out
         self.turn = self._next_seat(dealer)
         self._emit({"type": "start", "players": list(players), "stacks": list(self.stacks),
-                    "dealer": dealer, "hand": self.hand_number})
+                    "dealer": dealer, "hand": self.hand_number, "match": self.match_number})
         self._emit({"type": "turn", "seat": self.turn})
         return out
 

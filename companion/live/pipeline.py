@@ -26,6 +26,9 @@ from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
 
 THUMB = 160          # side of the region copy the gate and the landing outline look at
+# A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
+# camera's time is when the hand came to rest, the pad's when the force rose.
+CONFIRM_S = 0.4
 
 
 @dataclass
@@ -205,6 +208,7 @@ class LivePipeline:
         # meanwhile, held until it is answered: the referee cannot say whose turn it is.
         self.asking: dict | None = None
         self.held: list[tuple] = []
+        self.pad_slaps: deque = deque(maxlen=16)    # (t, seats) of recent slaps not the camera's
         self.game = game
         self.evidence_dir = evidence_dir
         self.on_output = on_output or (lambda rec: None)
@@ -241,6 +245,15 @@ class LivePipeline:
         if self.asking is not None and event.get("type") in ("flip", "slap"):
             self.held.append((event, frame, extra, extra_types))
             return []
+        g = self.game
+        if event.get("type") == "flip" and not g.hand_active and g.hand_number > 0:
+            # The table dealt again and plays on: the next hand (a new match after the
+            # last one's end), the deal one seat on, every player back in.
+            n = len(g.players)
+            dealer = ((g.dealer if g.dealer is not None else n - 1) + 1) % n
+            start = self.feed({"type": "start", "players": list(g.players), "dealer": dealer,
+                               "t": event.get("t")}, frame)
+            return start + self.feed(event, frame, extra, extra_types)
         if self.log is not None:
             self.log.event(event)
         was_pending = self.game.pending
@@ -283,8 +296,12 @@ class LivePipeline:
                 if self.camera_referees:
                     out += self.slap([ev.seat], ev.t, seen_at=ev.t, source="camera")
                 else:
+                    # The pad decides; the camera says whether it saw that player's hand.
+                    pad = [s for s in self.pad_slaps if abs(s[0] - ev.t) <= CONFIRM_S]
                     out.append(self._out({"type": "camera_slap", "seat": ev.seat,
-                                          "t": round(ev.t, 4), "angle": ev.angle}, frame.index))
+                                          "t": round(ev.t, 4), "angle": ev.angle,
+                                          "confirms": any(ev.seat in s[1] for s in pad)},
+                                         frame.index))
             elif ev.type == "flip":
                 self.state.unclear = False
                 # One record per flip: the engine's seat and pile, the tracker's frames.
@@ -340,6 +357,8 @@ class LivePipeline:
         the newest frame)."""
         g = self.game
         w = self.watcher
+        if source != "camera":
+            self.pad_slaps.append((t, list(seats)))
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))
