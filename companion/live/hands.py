@@ -38,7 +38,7 @@ CHROMA = 2.5                # weight of colour against brightness in what differ
 
 @dataclass
 class HandConfig:
-    diff: float = 28.0        # levels (brightness, or weighted colour) from the table: foreground
+    diff: float = 18.0        # levels (brightness, or weighted colour) from the table: foreground
     learn: float = 0.5        # how fast the table learns what is not an arm, per frame
     min_run: int = 3          # pixels of picture edge an arm covers at least
     on_pile: float = 0.35     # tip within this many card heights of the pile centre
@@ -51,7 +51,7 @@ class HandConfig:
     still: float = 0.03       # share of that patch that may move in a frame held still
     leave: float = 1.0        # card heights a slapped arm must go back before it slaps again
     max_seat_off: float = 40.0  # degrees an arm may come in off its seat's direction
-    grain: float = 6.0        # change in local texture (|Laplacian|, blurred) that is foreground
+    grain: float = 4.0        # change in local texture (|Laplacian|, blurred) that is foreground
     reset_share: float = 0.6  # foreground over this share of the picture: the light changed
 
 
@@ -61,6 +61,7 @@ class CameraSlap:
     t: float                  # when the hand came to rest on the pile
     frame: int                # the frame that confirmed it
     angle: float              # where the arm came in (degrees clockwise from the bottom)
+    arrived: float = 0.0      # when its tip reached the pile (breaks a tie of t)
 
 
 @dataclass
@@ -89,10 +90,12 @@ class HandWatcher:
         self.arms: list[_Arm] = []
         self.count = 0
         self.mask: np.ndarray | None = None         # the last foreground (for the display)
+        self.ready: list[CameraSlap] = []           # decided, waiting for earlier hands
 
     def reset(self) -> None:
         self.background = None
         self.arms = []
+        self.ready = []
 
     def look(self, image: np.ndarray, t: float, frame: int,
              pile: tuple[float, float] | None = None,
@@ -104,6 +107,13 @@ class HandWatcher:
         H, W = image.shape[:2]
         f = WIDTH / W
         h = max(8, round(H * f))
+        # The grain from a copy twice as fine (the table's weave or wood is gone at the
+        # small size), pooled down to it.
+        fine = cv2.cvtColor(cv2.resize(image, (2 * WIDTH, 2 * h), interpolation=cv2.INTER_AREA),
+                            cv2.COLOR_BGR2GRAY)
+        lap = np.abs(cv2.Laplacian(fine, cv2.CV_32F))
+        grain = cv2.resize(cv2.GaussianBlur(lap, (5, 5), 0), (WIDTH, h),
+                           interpolation=cv2.INTER_AREA)
         small = cv2.resize(image, (WIDTH, h), interpolation=cv2.INTER_AREA)
         # Brightness and colour apart, colour weighted up: a pale hand over white cards
         # differs from them less in brightness than in hue.
@@ -117,7 +127,6 @@ class HandWatcher:
             return []
         fg = np.abs(small - self.background).max(2) > cfg.diff
         # Texture too: an arm the table's own colour still hides the table's grain.
-        grain = cv2.GaussianBlur(np.abs(cv2.Laplacian(small[..., 0], cv2.CV_32F)), (5, 5), 0)
         if self.grain is not None:
             fg |= np.abs(grain - self.grain) > cfg.grain
         fg = fg.astype(np.uint8)
@@ -200,8 +209,9 @@ class HandWatcher:
                         seat, off = nearest_seat(self.seats, arm.angle)
                         arm.slapped = True
                         if off <= cfg.max_seat_off:
-                            out.append(CameraSlap(seat, float(arm.rest), frame,
-                                                  round(float(arm.angle), 1)))
+                            self.ready.append(CameraSlap(seat, float(arm.rest), frame,
+                                                         round(float(arm.angle), 1),
+                                                         float(arm.arrived)))
                     elif (not arm.stopped and arm.since > cfg.stop_within + 1) or \
                             arm.since > cfg.give_up:
                         # Still moving after it reached the pile: a card pushed in and
@@ -213,7 +223,14 @@ class HandWatcher:
             arm.band = band
         # Arms no longer in view are forgotten.
         self.arms = [a for a in self.arms if a.seen == self.count]
-        return sorted(out, key=lambda s: s.t)
+        # A hand is said once every hand that reached the pile before it is decided: two
+        # hands coming to rest in one frame, or the later one first, keep their order.
+        waiting = [a.arrived for a in self.arms if a.arrived is not None and not a.slapped]
+        self.ready.sort(key=lambda s: (s.t, s.arrived))
+        while self.ready and all(self.ready[0].arrived <= w for w in waiting):
+            s = self.ready.pop(0)
+            out.append(CameraSlap(s.seat, s.t, frame, s.angle, s.arrived))
+        return out
 
     def _match(self, angle: float) -> _Arm:
         best = None
