@@ -375,3 +375,81 @@ def test_the_next_deal_starts_the_next_hand_and_the_score_is_said():
     assert flip["card"] == "Kd" and flip["seat"] == 1          # left of the dealer
     assert not [c for c in out if c["type"] == "rejected"]
     assert game.hand_active and game.hands_won == [1, 0]
+
+
+def _fed(events, players=("Ada", "Ben", "Cho"), log=None):
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240),
+                        log=log)
+    pipe.feed({"type": "start", "players": list(players), "stacks": [10, 10, 10]})
+    for ev in events:
+        pipe.feed(ev)
+    return pipe
+
+
+def test_a_correction_that_removes_a_sandwich_takes_back_its_award(tmp_path):
+    from companion.callouts import phrase
+    log = SessionLog(tmp_path / "s.jsonl", PRESETS["base"], ["Ada", "Ben", "Cho"])
+    pipe = _fed([{"type": "flip", "card": "5s"}, {"type": "flip", "card": "Qh"},
+                 {"type": "flip", "card": "5h"}, {"type": "slap", "seats": [1]}], log=log)
+    assert pipe.game.stacks == [9, 12, 9] and pipe.game.pile_count == 0
+    out = pipe.correct("flip", "6h")
+    rec = out[0]
+    assert rec["type"] == "correction" and rec["now"]["card"] == "6h"
+    # The sandwich and Ben's award are gone; his slap on a plain six is a wrong slap.
+    assert phrase(rec, ["Ada", "Ben", "Cho"]) == \
+        "Correction: six of hearts. No sandwich; the pile stays; Ben pays two."
+    assert pipe.game.pile_count == 5 and pipe.game.stacks == [9, 7, 9]   # 3 + 2 paid under
+    assert pipe.game.top_cards(1) == ["6h"]
+    # The log keeps the original flip and the correction; replay follows the correction.
+    lines = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert any(x.get("card") == "5h" and x["log"] == "event" for x in lines)
+    assert any(x["log"] == "correction" and x["event"]["card"] == "6h" for x in lines)
+    replayed = list(replay(tmp_path / "s.jsonl"))
+    assert [a["seat"] for a in replayed if a["type"] == "wrong_slap"] == [1]
+    assert not [a for a in replayed if a["type"] == "award"]
+
+
+def test_undoing_a_wrong_slap_returns_the_penalty_cards():
+    from companion.callouts import phrase
+    pipe = _fed([{"type": "flip", "card": "5s"}, {"type": "flip", "card": "9h"},
+                 {"type": "slap", "seats": [2]}, {"type": "flip", "card": "3c"}])
+    assert pipe.game.stacks[2] == 7 and pipe.game.pile_count == 5
+    rec = pipe.correct("slap")[0]
+    assert phrase(rec, ["Ada", "Ben", "Cho"]) == \
+        "Correction: no slap by Cho. Cho gets two back."
+    assert pipe.game.stacks[2] == 9 and pipe.game.pile_count == 3
+    # Nothing left to undo is one clear refusal, and the game is untouched.
+    again = pipe.correct("slap")
+    assert again[0]["type"] == "rejected" and "no slap" in again[0]["reason"]
+    assert pipe.game.pile_count == 3
+
+
+def test_a_pile_given_to_the_wrong_player_is_put_right():
+    from companion.callouts import phrase
+    pipe = _fed([{"type": "flip", "card": "7s"}, {"type": "flip", "card": "7h"},
+                 {"type": "slap", "seats": [0]}])
+    assert pipe.game.stacks == [11, 9, 10]
+    rec = pipe.correct("award", 2)[0]
+    assert pipe.game.stacks == [9, 9, 12] and pipe.game.turn == 2
+    assert phrase(rec, ["Ada", "Ben", "Cho"]).startswith("Correction: the pile is Cho's.")
+
+
+def test_correction_keys_put_the_last_flip_slap_or_pile_right():
+    from companion.live.runner import CorrectionKeys
+    pipe = _fed([{"type": "flip", "card": "5s"}, {"type": "flip", "card": "Qh"},
+                 {"type": "flip", "card": "5h"}, {"type": "slap", "seats": [1]}])
+    keys = CorrectionKeys()
+    assert not keys.key("x", pipe, 1.0)                # not a correction key
+    for ch in "g3":                                      # the pile was Cho's
+        assert keys.key(ch, pipe, 1.0)
+    assert pipe.game.stacks == [9, 9, 12]
+    for ch in "c6h":                                     # the last flip was the six
+        keys.key(ch, pipe, 2.0)
+    assert pipe.game.top_cards(1) == ["6h"] and pipe.game.stacks == [9, 9, 7]  # Cho's slap
+    keys.key("u", pipe, 3.0)                             # and nobody slapped
+    assert pipe.game.stacks == [9, 9, 9] and pipe.game.pile_count == 3
+    for ch in "czzzz":                                   # not a card: nothing changes
+        keys.key(ch, pipe, 4.0)
+    assert pipe.game.top_cards(1) == ["6h"]
+    bad = pipe.correct("award", 7)
+    assert bad[0]["type"] == "rejected" and "no seat 7" in bad[0]["reason"]

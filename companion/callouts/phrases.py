@@ -44,6 +44,47 @@ def _rank_plural(card: str) -> str:
     return number(int(rank)).capitalize() + "s"
 
 
+_PATTERN_NAMES = {"jack": "jack", "double": "double", "sandwich": "sandwich",
+                  "run3": "run", "run4": "run of four", "top_bottom": "top and bottom",
+                  "tens": "tens", "ten": "ten", "marriage": "marriage", "divorce": "divorce",
+                  "big_mac": "big mac", "joker": "joker"}
+
+
+def correction_words(ann: Mapping[str, Any], players: Sequence[str]) -> str:
+    """"Correction: six of hearts. No sandwich; the pile stays." from a correction's
+    announcement (what it now is, and what changed)."""
+    who = lambda s: players[s] if isinstance(s, int) and 0 <= s < len(players) else "Nobody"
+    now, was = ann.get("now"), ann.get("was") or {}
+    if ann.get("what") == "flip":
+        head = "no card" if now is None else card_words(parse_card(now["card"]))
+    elif ann.get("what") == "slap":
+        head = f"no slap by {who((was.get('seats') or [None])[0])}"
+    else:
+        seat = now.get("seat") if now and "seat" in now else (now or {}).get("seats", [None])[0]
+        head = f"the pile is {who(seat)}'s"
+    parts = []
+    for c in ann.get("changes", []):
+        kind, gone = c.get("type"), c.get("change") == "gone"
+        if kind == "pattern" and gone:
+            parts.append(f"no {_PATTERN_NAMES.get(c['patterns'][0], c['patterns'][0])}")
+        elif kind == "pattern":
+            parts.append(_PATTERN_NAMES.get(c["patterns"][0], c["patterns"][0]))
+        elif kind == "award" and gone:
+            parts.append("the pile stays" if ann.get("what") != "award"
+                         else f"not {who(c['seat'])}'s")
+        elif kind == "award":
+            parts.append(f"{who(c['seat'])} takes the pile")
+        elif kind == "wrong_slap" and gone:
+            parts.append(f"{who(c['seat'])} gets {number(c['paid'])} back")
+        elif kind == "wrong_slap":
+            parts.append(f"{who(c['seat'])} pays {number(c['paid'])}")
+    text = f"Correction: {head}."
+    if parts:
+        body = "; ".join(parts)
+        text += " " + body[0].upper() + body[1:] + "."
+    return text
+
+
 def score_words(won: Sequence[int], players: Sequence[str]) -> str:
     """The match score: "Ada leads, one hand to none", "Ada and Ben level, one hand
     each"."""
@@ -101,6 +142,8 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         return f"{who(ann['seat'])} is out."
     if kind == "turn":
         return f"{who(ann['seat'])} to play." if verbosity >= Verbosity.TURNS else None
+    if kind == "correction":
+        return correction_words(ann, players)
     if kind == "camera_slap" and not ann.get("confirms", True):
         return f"(camera: {who(ann['seat'])}'s hand, no pad slap)"
     if kind == "ask" and ann.get("question") == "pile_taken":

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from ..detector.detections import Detections, Detector, shrink
-from ..engine import EventError, Game
+from ..engine import EventError, Game, parse_card
 from .capture import Frame
 from .hands import HandWatcher
 from .landing import LandingOutline
@@ -190,6 +190,24 @@ class PileWatcher:
         return self.tracker.update(frame.index, frame.t, self.detections)
 
 
+def _short(ev: dict | None) -> dict | None:
+    if ev is None:
+        return None
+    return {k: v for k, v in ev.items() if k in ("type", "card", "seats", "seat")}
+
+
+def _changes(old: list[dict], new: list[dict]) -> list[dict]:
+    """What a corrected event caused that the original did not, and the reverse: the
+    patterns, awards and penalties (the rest follows from them)."""
+    keep = ("pattern", "award", "wrong_slap", "late_slap", "challenge", "challenge_won",
+            "out", "hand_over")
+    pick = lambda anns: [{k: v for k, v in a.items() if k != "t"} for a in anns
+                         if a.get("type") in keep]
+    a, b = pick(old), pick(new)
+    return ([dict(x, change="gone") for x in a if x not in b] +
+            [dict(x, change="new") for x in b if x not in a])
+
+
 class LivePipeline:
     def __init__(self, detector: Detector, game: Game, roi: Roi | None = None, gate: bool = True,
                  tracker: TrackerConfig | None = None, evidence_dir: Path | None = None,
@@ -209,6 +227,8 @@ class LivePipeline:
         self.asking: dict | None = None
         self.held: list[tuple] = []
         self.pad_slaps: deque = deque(maxlen=16)    # (t, seats) of recent slaps not the camera's
+        # Every engine event fed, in order: a correction edits this and replays it.
+        self.events: list[dict | None] = []
         self.game = game
         self.evidence_dir = evidence_dir
         self.on_output = on_output or (lambda rec: None)
@@ -256,6 +276,7 @@ class LivePipeline:
             return start + self.feed(event, frame, extra, extra_types)
         if self.log is not None:
             self.log.event(event)
+        self.events.append(dict(event))
         was_pending = self.game.pending
         try:
             anns = self.game.apply(event)
@@ -348,6 +369,81 @@ class LivePipeline:
         for event, f, extra, types in held:
             out += self.feed(event, f, extra, types)
         return out
+
+    # ------------------------------------------------------------ corrections
+    def correct(self, what: str, value=None, t: float | None = None) -> list[dict]:
+        """The table puts the referee right: what = "flip" (the last flip was value, a
+        card; None: it was no card), "slap" (the last slap never happened) or "award"
+        (the last pile given went to seat value). The engine is pure, so the corrected
+        event stream is replayed from the start, not patched; the log keeps the original
+        events and the correction. Returns the correction's announcement (what changed),
+        or a "rejected" one when there is nothing to correct."""
+        kinds = {"flip": ("flip",), "slap": ("slap",), "award": ("slap", "give", "collect")}
+        if what not in kinds:
+            raise ValueError(f"correct {what!r}: one of flip, slap, award")
+        index = None
+        for i in range(len(self.events) - 1, -1, -1):
+            ev = self.events[i]
+            if ev is None or ev["type"] not in kinds[what]:
+                continue
+            if what == "award" and not self._gave(i):
+                continue
+            index = i
+            break
+        if index is None:
+            return [self._out({"type": "rejected", "reason": f"correction: no {what} to "
+                               "correct", "t": t})]
+        if what == "flip" and value is not None:
+            try:
+                parse_card(str(value))
+            except ValueError as exc:
+                return [self._out({"type": "rejected", "reason": f"correction: {exc}", "t": t})]
+        if what == "award" and not (type(value) is int and 0 <= value < len(self.game.players)):
+            return [self._out({"type": "rejected", "t": t,
+                               "reason": f"correction: no seat {value!r} at this table"})]
+        old = self.events[index]
+        if what == "flip":
+            new = None if value is None else dict(old, card=str(value))
+        elif what == "slap":
+            new = None
+        elif old["type"] == "slap":
+            new = dict(old, seats=[int(value)])
+        else:
+            new = {"type": "give", "seat": int(value), "t": old.get("t")}
+        events = self.events[:index] + [new] + self.events[index + 1:]
+        # What the stream caused from the corrected event on, before and after.
+        before = self._replay(self.events[:index])
+        old_anns = [a for ev in self.events[index:] if ev is not None
+                    for a in self._apply_quiet(before, ev)]
+        game = self._replay(events[:index])
+        new_anns = [a for ev in events[index:] if ev is not None
+                    for a in self._apply_quiet(game, ev)]
+        self.events = events
+        self.game = game
+        rec = {"type": "correction", "what": what, "was": _short(old), "now": _short(new),
+               "changes": _changes(old_anns, new_anns), "t": t}
+        if self.log is not None:
+            self.log.correction(index, new, rec)
+        return [self._out(rec, self.watcher.frame_index)]
+
+    def _gave(self, i: int) -> bool:
+        """Whether event i gave a pile away (replayed to see)."""
+        g = self._replay(self.events[:i])
+        return any(a.get("type") == "award" for a in self._apply_quiet(g, self.events[i]))
+
+    def _replay(self, events) -> Game:
+        g = Game(self.game.rules)
+        for ev in events:
+            if ev is not None:
+                self._apply_quiet(g, ev)
+        return g
+
+    @staticmethod
+    def _apply_quiet(game: Game, event: dict) -> list[dict]:
+        try:
+            return game.apply(event)
+        except EventError:
+            return []
 
     # ------------------------------------------------------------ slaps
     def slap(self, seats: list[int], t: float, seen_at: float | None = None,

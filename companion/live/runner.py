@@ -82,6 +82,51 @@ class Printer:
                 self.speaker.say(rec, text)
 
 
+CORRECTION_KEYS = ("u: the last slap never happened; n: the last flip was no card; "
+                   "c then a card (c6h, c10s): the last flip was that card; g then a seat "
+                   "key: the last pile was that player's")
+
+
+class CorrectionKeys:
+    """The table's corrections by key (the window): u undoes the last slap, n says the
+    last flip was no card, c + a card (c6h, c10s) corrects the last flip, g + a seat key
+    gives the last pile to that player."""
+
+    def __init__(self) -> None:
+        self.typed: str | None = None       # a "c" or "g" started, and what followed
+
+    def key(self, ch: str, pipeline: LivePipeline, t: float) -> bool:
+        """True when the key was part of a correction."""
+        from ..engine import parse_card
+        if self.typed is None:
+            if ch == "u":
+                pipeline.correct("slap", t=t)
+            elif ch == "n":
+                pipeline.correct("flip", None, t=t)
+            elif ch in ("c", "g"):
+                self.typed = ch
+            else:
+                return False
+            return True
+        self.typed += ch.lower()
+        if self.typed[0] == "g":
+            self.typed, seat = None, self.typed[1:]
+            if seat.isdigit() and 1 <= int(seat) <= 9:
+                pipeline.correct("award", int(seat) - 1, t=t)
+            return True
+        card = self.typed[1:]
+        if len(card) >= 2 and card[-1] in "shdc":
+            self.typed = None
+            try:
+                parse_card(card)
+            except ValueError:
+                return True                  # not a card: the correction is dropped
+            pipeline.correct("flip", card, t=t)
+        elif len(card) > 3:
+            self.typed = None
+        return True
+
+
 def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict] | None = None,
                show: bool = False, high_contrast: bool = False,
                keys: dict[int, int] | None = None, clock: Callable[[], float] = time.monotonic,
@@ -93,6 +138,7 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
     stats = RunStats()
     pending = list(slaps or [])
     shown_asked = False         # whether the page shows the referee's question
+    corrections = CorrectionKeys()
     t0 = time.perf_counter()
     for frame in frames:
         changed = False
@@ -121,13 +167,18 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             k = cv2.waitKey(1) & 0xFF
             if k in (ord("q"), 27):
                 break
-            if keys and k in keys:
+            now = clock() if live else frame.t
+            if k != 255 and corrections.key(chr(k), pipeline, now):
+                pass                                   # a correction's keys
+            elif keys and k in keys:
                 if pipeline.asking is not None:        # "pile taken: who won it?"
-                    pipeline.answer(keys[k], clock() if live else frame.t)
+                    pipeline.answer(keys[k], now)
                 else:
-                    pipeline.slap([keys[k]], clock() if live else frame.t)
-                if hub is not None:
-                    hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
+                    pipeline.slap([keys[k]], now)
+            else:
+                continue
+            if hub is not None:
+                hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
     stats.seconds = time.perf_counter() - t0
     stats.inferences = pipeline.inferences
     if show:
@@ -235,7 +286,7 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
     keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
     if show:
         print("keys: " + ", ".join(f"{i + 1} = {p}" for i, p in enumerate(players[:9])) +
-              "; q quits", flush=True)
+              "; q quits; " + CORRECTION_KEYS, flush=True)
 
     def frames():
         for f in source:

@@ -3,7 +3,10 @@ happens, and `companion replay` that re-runs a log through the engine.
 
 Lines: {"log": "meta", "rules": {...}, "players": [...]}, then
 {"log": "event", ...an engine event...} for each input (start, flip, slap,
-collect) and {"log": "call", ...an announcement...} for each output.
+collect, give) and {"log": "call", ...an announcement...} for each output. A
+correction the table made is {"log": "correction", "index": I, "event": E}: the
+I-th event logged (from 0) was E instead (null: it never happened); the original
+line stays, and replay applies the correction.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ class SessionLog:
 
     def call(self, ann: dict) -> None:
         self._write({"log": "call", **ann})
+
+    def correction(self, index: int, event: dict | None, ann: dict) -> None:
+        self._write({"log": "correction", "index": index, "event": event})
+        self.call(ann)
 
     def close(self) -> None:
         self._fh.close()
@@ -68,6 +75,11 @@ def read_log(path: str | Path) -> tuple[Rules, list[str], list[dict], list[dict]
             events.append(rec)
         elif kind == "call":
             calls.append(rec)
+        elif kind == "correction":
+            i = rec.get("index")
+            if type(i) is not int or not 0 <= i < len(events):
+                raise ReplayError(f"{path}:{n}: correction of event {i!r}: no such event")
+            events[i] = rec.get("event")
     if rules is None:
         raise ReplayError(f"{path}: no meta line: not a session log")
     return rules, players, events, calls
@@ -78,6 +90,8 @@ def replay(path: str | Path) -> Iterator[dict]:
     rules, _, events, _ = read_log(path)
     game = Game(rules)
     for ev in events:
+        if ev is None:              # corrected away
+            continue
         try:
             yield from game.apply(ev)
         except Exception as exc:   # EventError: the log holds what the referee refused too
