@@ -443,6 +443,8 @@ def test_correction_keys_put_the_last_flip_slap_or_pile_right():
     for ch in "g3":                                      # the pile was Cho's
         assert keys.key(ch, pipe, 1.0)
     assert pipe.game.stacks == [9, 9, 12]
+    bad = pipe.correct("award", 7)
+    assert bad[0]["type"] == "rejected" and "no seat 7" in bad[0]["reason"]
     for ch in "c6h":                                     # the last flip was the six
         keys.key(ch, pipe, 2.0)
     assert pipe.game.top_cards(1) == ["6h"] and pipe.game.stacks == [9, 9, 7]  # Cho's slap
@@ -451,5 +453,3 @@ def test_correction_keys_put_the_last_flip_slap_or_pile_right():
     for ch in "czzzz":                                   # not a card: nothing changes
         keys.key(ch, pipe, 4.0)
     assert pipe.game.top_cards(1) == ["6h"]
-    bad = pipe.correct("award", 7)
-    assert bad[0]["type"] == "rejected" and "no seat 7" in bad[0]["reason"]
