@@ -185,7 +185,17 @@ class HandWatcher:
                 if arm.arrived is None and len(arm.tips) >= 2:
                     (t0, d0), (t1, d1) = arm.tips[-2], arm.tips[-1]
                     speed = (d0 - d1) / max(t1 - t0, 1e-3)
-                    if d0 > cfg.on_pile and speed >= cfg.fast:
+                    if len(arm.tips) >= 3:
+                        # Fast over the frame before too: a hand easing in slowly can
+                        # leap onto a card that just landed under its fingers.
+                        (tp, dp) = arm.tips[-3]
+                        speed = min(speed, (dp - d0) / max(t0 - tp, 1e-3))
+                    # The arm itself must be moving in: a hand held still short of the
+                    # pile "reaches" it at once when a card lands under its fingers.
+                    moving = arm.band is None or band is None or \
+                        band.shape != arm.band.shape or \
+                        (np.abs(band - arm.band).max(-1) > cfg.moved).mean() >= cfg.still
+                    if d0 > cfg.on_pile and speed >= cfg.fast and moving:
                         # When the tip crossed onto the pile, between the two frames.
                         u = (d0 - cfg.on_pile) / max(d0 - d1, 1e-6)
                         arm.arrived = t0 + u * (t1 - t0)
