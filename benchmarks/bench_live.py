@@ -122,7 +122,8 @@ def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photo
     collects = [x for x in truth if x["type"] == "collect"]
 
     def answered(frames):
-        """The table answers "who took the pile?" half a second later, with the truth."""
+        """The table answers "who took the pile?" half a second later, with the truth
+        (with slaps from the truth too: a pile the tracker lost sight of is asked about)."""
         for f in frames:
             if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
                 done = [c for c in collects if c["frame"] <= f.index]

@@ -139,6 +139,16 @@ def test_the_top_card_read_as_another_card_where_it_lies_is_not_a_flip():
     assert [c for c, _ in flips(ev)] == ["5d"]
 
 
+def test_a_card_pushed_squarely_onto_the_top_card_under_a_hand_is_a_flip():
+    """A hand hid the 4s's flight and it landed exactly on the 3d: first seen where the
+    3d's corners were, but of another rank and suit, so no misread of the 3d."""
+    tr = FlipTracker(frame_diag=1000)
+    three = dets(("3d", 0.98, (540, 230)), ("3d", 0.97, (636, 445)))
+    four = dets(("4s", 0.95, (542, 228)), ("4s", 0.93, (637, 447)))
+    ev = run(tr, [three] * 3 + [Detections.empty()] * 4 + [four] * 5)
+    assert [c for c, _ in flips(ev)] == ["3d", "4s"]
+
+
 def test_a_new_card_with_one_corner_near_an_old_one_still_flips():
     tr = FlipTracker(frame_diag=1000)
     two = dets(("4s", 0.95, (400, 300)), ("4s", 0.95, (480, 460)))

@@ -75,6 +75,13 @@ class TrackEvent:
         return d
 
 
+def _confusable(a: str, b: str | None) -> bool:
+    """Whether the reader could take one card for the other: the same suit (a 6d read
+    5d as it settles) or the same rank. A card of another rank and suit exactly where the
+    top card lay was pushed squarely onto it, under a hand that hid its flight."""
+    return b is not None and (a[-1] == b[-1] or a[:-1] == b[:-1])
+
+
 def _centre(box: np.ndarray) -> np.ndarray:
     return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], np.float64)
 
@@ -214,7 +221,8 @@ class FlipTracker:
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
             centres = np.stack(spots[n])
-            if n not in self.candidates and self._on_top_spot(centres):
+            if n not in self.candidates and self._on_top_spot(centres) and \
+                    _confusable(n, self.top):
                 # First seen with both corners exactly where the top card's are: the top
                 # card read another way (a 6d read 5d as it settles). A new card is seen
                 # flying in first, even one that lands squarely on the last.
