@@ -75,7 +75,7 @@ class _Arm:
     stopped: bool = False
     line: tuple[float, float] | None = None   # where the forearm is looked along
     band: np.ndarray | None = None      # last frame's forearm pixels
-    slapped: bool = False
+    decided: bool = False               # slapped, or no slap: not again until it goes back
     seen: int = 0                       # frame counter of the last sighting
 
 
@@ -138,7 +138,7 @@ class HandWatcher:
             return []
         # Only what is joined to the picture's edge can be an arm; everything else that
         # changed (a card that landed, a pile taken away) is learnt as table.
-        n, labels = cv2.connectedComponents(fg)
+        _, labels = cv2.connectedComponents(fg)
         edge_labels = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0],
                                                 labels[:, -1]]))
         edge_labels = edge_labels[edge_labels > 0]
@@ -154,7 +154,6 @@ class HandWatcher:
         cx, cy = cx * f, cy * f
         ch = (0.4 * min(W, H) if card_h is None else card_h) * f
         out: list[CameraSlap] = []
-        seen_now = []
         entries: list[tuple[float, float, float, int]] = []
         for ex, ey, n_run in _edge_runs(armmask, cfg.min_run):
             ang = angle_of(ex - cx, ey - cy)
@@ -167,7 +166,6 @@ class HandWatcher:
         for ex, ey, ang, _ in entries:
             arm = self._match(ang)
             arm.seen = self.count
-            seen_now.append(arm)
             tip = _tip_distance(armmask, (ex, ey), (cx, cy), ch)
             arm.tips.append((t, tip))
             del arm.tips[:-4]
@@ -176,71 +174,75 @@ class HandWatcher:
             if arm.arrived is None or arm.line is None:
                 arm.line = (ex, ey)
             band = _forearm(armmask, small, arm.line, (cx, cy), ch)
-            if arm.slapped:
-                if tip > cfg.leave:
-                    arm.slapped, arm.arrived, arm.still = False, None, 0
-                arm.band = band
-                continue
-            if tip <= cfg.on_pile:
-                if arm.arrived is None and len(arm.tips) >= 2:
-                    (t0, d0), (t1, d1) = arm.tips[-2], arm.tips[-1]
-                    speed = (d0 - d1) / max(t1 - t0, 1e-3)
-                    if len(arm.tips) >= 3:
-                        # Fast over the frame before too: a hand easing in slowly can
-                        # leap onto a card that just landed under its fingers.
-                        (tp, dp) = arm.tips[-3]
-                        speed = min(speed, (dp - d0) / max(t0 - tp, 1e-3))
-                    # The arm itself must be moving in: a hand held still short of the
-                    # pile "reaches" it at once when a card lands under its fingers.
-                    moving = arm.band is None or band is None or \
-                        band.shape != arm.band.shape or \
-                        (np.abs(band - arm.band).max(-1) > cfg.moved).mean() >= cfg.still
-                    if d0 > cfg.on_pile and speed >= cfg.fast and moving:
-                        # When the tip crossed onto the pile, between the two frames.
-                        u = (d0 - cfg.on_pile) / max(d0 - d1, 1e-6)
-                        arm.arrived = t0 + u * (t1 - t0)
-                        arm.still = arm.since = 0
-                        arm.stopped = False
-                if arm.arrived is not None:
-                    arm.since += 1
-                    prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
-                    if prev_tip - tip <= cfg.tip_still and arm.band is not None and \
-                            band is not None and band.shape == arm.band.shape and \
-                            (np.abs(band - arm.band).max(-1) > cfg.moved).mean() < cfg.still:
-                        if not arm.stopped:     # at rest since the frame before this one
-                            arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
-                            arm.stopped = True
-                        arm.still += 1
-                    else:
-                        # Moving again (another hand landing over it can shake its
-                        # forearm's picture): count the stillness again.
-                        arm.still = 0
-                    if arm.still >= cfg.still_frames - 1:
-                        seat, off = nearest_seat(self.seats, arm.angle)
-                        arm.slapped = True
-                        if off <= cfg.max_seat_off:
-                            self.ready.append(CameraSlap(seat, float(arm.rest), frame,
-                                                         round(float(arm.angle), 1),
-                                                         float(arm.arrived)))
-                    elif (not arm.stopped and arm.since > cfg.stop_within + 1) or \
-                            arm.since > cfg.give_up:
-                        # Still moving after it reached the pile: a card pushed in and
-                        # gliding to rest, a pile dragged away. Not a slap; it must go
-                        # back before it can slap.
-                        arm.slapped = True
-            else:
-                arm.arrived, arm.still = None, 0
+            self._follow(arm, tip, band, t, frame)
             arm.band = band
         # Arms no longer in view are forgotten.
         self.arms = [a for a in self.arms if a.seen == self.count]
         # A hand is said once every hand that reached the pile before it is decided: two
         # hands coming to rest in one frame, or the later one first, keep their order.
-        waiting = [a.arrived for a in self.arms if a.arrived is not None and not a.slapped]
+        waiting = [a.arrived for a in self.arms if a.arrived is not None and not a.decided]
         self.ready.sort(key=lambda s: (s.t, s.arrived))
         while self.ready and all(self.ready[0].arrived <= w for w in waiting):
             s = self.ready.pop(0)
             out.append(CameraSlap(s.seat, s.t, frame, s.angle, s.arrived))
         return out
+
+    def _moved(self, a: np.ndarray | None, b: np.ndarray | None) -> bool | None:
+        """Whether the forearm's patch changed since the last frame (None: unknown)."""
+        if a is None or b is None or a.shape != b.shape:
+            return None
+        return bool((np.abs(a - b).max(-1) > self.cfg.moved).mean() >= self.cfg.still)
+
+    def _follow(self, arm: _Arm, tip: float, band, t: float, frame: int) -> None:
+        """One frame of one arm: has it come onto the pile, and is it holding still?"""
+        cfg = self.cfg
+        if arm.decided:
+            if tip > cfg.leave:             # gone back: it may slap again
+                arm.decided, arm.arrived, arm.still = False, None, 0
+            return
+        if tip > cfg.on_pile:
+            arm.arrived, arm.still = None, 0
+            return
+        if arm.arrived is None and len(arm.tips) >= 2:
+            (t0, d0), (t1, d1) = arm.tips[-2], arm.tips[-1]
+            speed = (d0 - d1) / max(t1 - t0, 1e-3)
+            if len(arm.tips) >= 3:
+                # Fast over the frame before too: a hand easing in slowly can leap onto a
+                # card that just landed under its fingers.
+                tp, dp = arm.tips[-3]
+                speed = min(speed, (dp - d0) / max(t0 - tp, 1e-3))
+            # The arm itself must be moving in: a hand held still short of the pile
+            # "reaches" it at once when a card lands under its fingers.
+            moving = self._moved(band, arm.band) is not False
+            if d0 > cfg.on_pile and speed >= cfg.fast and moving:
+                # When the tip crossed onto the pile, between the two frames.
+                u = (d0 - cfg.on_pile) / max(d0 - d1, 1e-6)
+                arm.arrived = t0 + u * (t1 - t0)
+                arm.still = arm.since = 0
+                arm.stopped = False
+        if arm.arrived is None:
+            return
+        arm.since += 1
+        prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
+        if prev_tip - tip <= cfg.tip_still and self._moved(band, arm.band) is False:
+            if not arm.stopped:             # at rest since the frame before this one
+                arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
+                arm.stopped = True
+            arm.still += 1
+        else:
+            # Moving again (another hand landing over it can shake its forearm's
+            # picture): count the stillness again.
+            arm.still = 0
+        if arm.still >= cfg.still_frames - 1:
+            seat, off = nearest_seat(self.seats, arm.angle)
+            arm.decided = True
+            if off <= cfg.max_seat_off:
+                self.ready.append(CameraSlap(seat, float(arm.rest), frame,
+                                             round(float(arm.angle), 1), float(arm.arrived)))
+        elif (not arm.stopped and arm.since > cfg.stop_within + 1) or arm.since > cfg.give_up:
+            # Still moving after it reached the pile: a card pushed in and gliding to rest,
+            # a pile dragged away. Not a slap; it must go back before it can slap.
+            arm.decided = True
 
     def _match(self, angle: float) -> _Arm:
         best = None
