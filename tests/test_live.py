@@ -453,3 +453,18 @@ def test_correction_keys_put_the_last_flip_slap_or_pile_right():
     for ch in "czzzz":                                   # not a card: nothing changes
         keys.key(ch, pipe, 4.0)
     assert pipe.game.top_cards(1) == ["6h"]
+
+
+def test_a_late_hand_of_a_player_the_slap_put_out_is_said_not_refused():
+    """Hands reach the referee one at a time (pad or camera): Ben, with no cards, slaps
+    just after Ada won the pile and is out by then; his hand is noted, not an error."""
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben", "Cho"], "stacks": [5, 0, 5]})
+    pipe.feed({"type": "flip", "card": "7h"})
+    pipe.feed({"type": "flip", "card": "7s"})
+    won = pipe.slap([0], 1.0)
+    assert any(c["type"] == "award" and c["seat"] == 0 for c in won)
+    assert any(c["type"] == "out" and c["seat"] == 1 for c in won)
+    late = pipe.slap([1], 1.05, source="camera")
+    assert [c["type"] for c in late] == ["slap_ignored"] and late[0]["seats"] == [1]
+    assert pipe.game.stacks == [6, 0, 4]

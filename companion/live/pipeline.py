@@ -455,6 +455,14 @@ class LivePipeline:
         w = self.watcher
         if source != "camera":
             self.pad_slaps.append((t, list(seats)))
+        # A hand of a player who is out of the hand (a later hand of a slap that just put
+        # them out, each hand sent as it lands) is nothing to referee: said, not refused.
+        if g.hand_active and g.out:
+            gone = [s for s in seats if 0 <= s < len(g.out) and g.out[s]]
+            seats = [s for s in seats if s not in gone]
+            if gone and not seats:
+                return [self._out({"type": "slap_ignored", "seats": gone, "t": t,
+                                   "reason": "out of this hand"}, w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))
