@@ -169,3 +169,17 @@ def test_with_a_pad_the_pad_referees_and_the_camera_confirms_who(pad_seat, confi
     assert len(seen) == 1 and seen[0]["seat"] == 2 and seen[0]["confirms"] is confirms
     # Only the pad's slap reached the referee.
     assert [c["seat"] for c in out if c["type"] == "wrong_slap"] == [pad_seat]
+
+
+def test_the_pile_taken_away_is_seen_as_bare_table():
+    """A pile on the table, then bare table where it lay (no hand over it): the watcher
+    says when the pile went, once."""
+    film, table = _table(default_seats(3))
+    watcher = HandWatcher(film.seats)
+    gone = []
+    for i in range(16):
+        img = table if i < 6 else film.background
+        watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+        if watcher.pile_gone is not None:
+            gone.append(i)
+    assert gone == [9]                  # four frames of bare table: 6, 7, 8, 9

@@ -53,6 +53,7 @@ class HandConfig:
     max_seat_off: float = 40.0  # degrees an arm may come in off its seat's direction
     grain: float = 4.0        # change in local texture (|Laplacian|, blurred) that is foreground
     reset_share: float = 0.6  # foreground over this share of the picture: the light changed
+    gone_frames: int = 4      # frames the pile's place is bare table before the pile went
 
 
 @dataclass
@@ -91,6 +92,10 @@ class HandWatcher:
         self.count = 0
         self.mask: np.ndarray | None = None         # the last foreground (for the display)
         self.ready: list[CameraSlap] = []           # decided, waiting for earlier hands
+        # The pile's place: cards there once, bare table for how many frames since.
+        self.pile_there = False
+        self.empty_frames = 0
+        self.pile_gone: float | None = None         # set by look(): when the pile went
 
     def reset(self) -> None:
         self.background = None
@@ -120,6 +125,7 @@ class HandWatcher:
         small = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2YCrCb)
         small = small.astype(np.float32) * np.float32([1.0, CHROMA, CHROMA])
         self.count += 1
+        self.pile_gone = None
         if self.background is None or self.background.shape != small.shape:
             self.background = small.copy()
             self.grain = None
@@ -185,7 +191,34 @@ class HandWatcher:
         while self.ready and all(self.ready[0].arrived <= w for w in waiting):
             s = self.ready.pop(0)
             out.append(CameraSlap(s.seat, s.t, frame, s.angle, s.arrived))
+        self.pile_gone = self._pile_left(small, armmask, cx, cy, ch, t)
         return out
+
+    def _pile_left(self, small: np.ndarray, armmask: np.ndarray, cx: float, cy: float,
+                   ch: float, t: float) -> float | None:
+        """When the pile's place turned to bare table (the pile was taken away), else
+        None: the middle of the pile looks like the picture's border (the table) for
+        `gone_frames` frames with no arm over it, after it looked like cards."""
+        h, w = armmask.shape
+        r = max(2, int(0.2 * ch))
+        x0, x1 = max(int(cx) - r, 0), min(int(cx) + r + 1, w)
+        y0, y1 = max(int(cy) - r, 0), min(int(cy) + r + 1, h)
+        if x1 <= x0 or y1 <= y0:
+            return None
+        if armmask[y0:y1, x0:x1].mean() > 0.05:
+            return None                   # a hand over it: nothing to say
+        bg = self.background
+        border = np.concatenate([bg[0], bg[-1], bg[:, 0], bg[:, -1]])
+        table = np.median(border, 0)
+        empty = np.abs(small[y0:y1, x0:x1].reshape(-1, 3).mean(0) - table).max() < self.cfg.diff
+        if not empty:
+            self.pile_there, self.empty_frames = True, 0
+            return None
+        self.empty_frames += 1
+        if self.pile_there and self.empty_frames >= self.cfg.gone_frames:
+            self.pile_there = False
+            return t
+        return None
 
     def _moved(self, a: np.ndarray | None, b: np.ndarray | None) -> bool | None:
         """Whether the forearm's patch changed since the last frame (None: unknown)."""

@@ -308,6 +308,12 @@ class LivePipeline:
             self.recent.append(frame)
             pile, card_h = self.watcher.pile_geometry()
             slaps = self.hands.look(frame.image, frame.t, frame.index, pile, card_h)
+            # The camera saw the pile's place turn to bare table, and the tracker sees
+            # none of its cards: it was taken, as the tracker would say after 0.6 s.
+            tr = self.tracker
+            if self.hands.pile_gone is not None and tr is not None and tr.pile and (
+                    tr.last_pile_seen is None or frame.t - tr.last_pile_seen >= 0.15):
+                events = events + [TrackEvent("pile_cleared", frame.index, frame.t)]
         # What the camera saw, in the order it happened: a flip when its card came to
         # rest, a slap when its hand reached the pile.
         when = lambda x: x.t if not isinstance(x, TrackEvent) else (
