@@ -32,6 +32,15 @@ def play(hub: Hub, game: Game, events):
         hub.publish_state(page_state(game))
 
 
+def open_page(browser, hub):
+    """The table page served for hub, open and live in a browser page."""
+    server = WebServer(hub, port=free_port()).start()
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    page.goto(server.url)
+    page.wait_for_function("document.getElementById('status').textContent === 'live'")
+    return server, page
+
+
 @pytest.fixture
 def browser():
     with sync_api.sync_playwright() as pw:
@@ -98,17 +107,13 @@ def test_calls_arrive_in_order_and_the_page_reconnects(browser, tmp_path):
 
 
 def test_the_page_asks_who_took_the_pile_and_its_buttons_answer(browser):
-    port = free_port()
     players = ["Ada", "Ben", "Cho"]
     game = Game(PRESETS["base"])
     game.start(players, stacks=[5, 5, 5])
     game.flip("7h")
-    hub = Hub(players)
-    server = WebServer(hub, port=port).start()
-    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    server, page = open_page(browser, Hub(players))
+    hub = server.hub
     try:
-        page.goto(server.url)
-        page.wait_for_function("document.getElementById('status').textContent === 'live'")
         assert page.locator("#question").is_hidden()
         hub.publish_state(page_state(game, question={"type": "ask", "question": "pile_taken",
                                                      "cards": 1}))
