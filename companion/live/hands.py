@@ -311,7 +311,7 @@ def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]
     return out
 
 
-def _ray(mask_shape, start, end, step: float = 1.0):
+def _ray(start, end, step: float = 1.0):
     (x0, y0), (x1, y1) = start, end
     length = math.hypot(x1 - x0, y1 - y0)
     n = max(2, int(length / step))
@@ -332,7 +332,7 @@ def _tip_distance(mask: np.ndarray, entry, centre, card_h: float) -> float:
     best = 0.0
     for off in (-0.1, 0.0, 0.1):
         ox, oy = -uy * off * card_h, ux * off * card_h
-        xs, ys, length = _ray(mask.shape, (ex + ox, ey + oy), (end[0] + ox, end[1] + oy))
+        xs, ys, length = _ray((ex + ox, ey + oy), (end[0] + ox, end[1] + oy))
         xi, yi = np.clip(np.round(xs).astype(int), 0, w - 1), np.clip(np.round(ys).astype(int), 0, h - 1)
         on = mask[yi, xi]
         # The contiguous run from the edge, bridging gaps of up to 2 samples.

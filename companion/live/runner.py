@@ -58,9 +58,16 @@ class Printer:
     """Each record to stdout: JSON Lines, or what a player would hear."""
 
     def __init__(self, players: list[str], as_json: bool, verbosity: Verbosity = Verbosity.CARDS,
-                 out=sys.stdout, speaker=None) -> None:
-        self.players, self.as_json, self.verbosity, self.out = players, as_json, verbosity, out
+                 out=None, speaker=None) -> None:
+        # out None: whatever sys.stdout is when a record is printed (a default bound at
+        # import kept a stream that had since been replaced, as pytest's capture is).
+        self.players, self.as_json, self.verbosity = players, as_json, verbosity
+        self._out = out
         self.speaker = speaker
+
+    @property
+    def out(self):
+        return self._out if self._out is not None else sys.stdout
 
     def __call__(self, rec: dict) -> None:
         if self.as_json:

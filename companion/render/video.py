@@ -65,7 +65,6 @@ class Card:
 class Slap:
     seat: int
     t_land: float
-    sprite: Face
     legal: bool
 
 
@@ -237,7 +236,7 @@ class GameFilm:
                 seats = event["seats"]
                 legal = bool(awards)
                 for k, seat in enumerate(seats):
-                    tl.slaps.append(Slap(seat, t_land + 0.05 * k, self.hand_sprites[seat], legal))
+                    tl.slaps.append(Slap(seat, t_land + 0.05 * k, legal))
                 end = t_land + 0.05 * len(seats) + HAND_STAY + HAND_OUT
                 tl.truth.append({"type": "slap", "seats": seats, "frame": self.frame_of(t_land),
                                  "t": round(t_land, 4), "legal": legal,
