@@ -17,10 +17,20 @@ class CommandError(Exception):
     """An expected failure: printed as one line, exit status 2."""
 
 
-def _rules_arg(p: argparse.ArgumentParser, default: str = "base") -> None:
-    p.add_argument("--rules", default=default, metavar="PRESET_OR_TOML",
+def _rules_arg(p: argparse.ArgumentParser, default: str = "base",
+               resumable: bool = False) -> None:
+    """resumable: the default is left None, so --resume can tell the rules were not given
+    (a resumed game goes on under its log's)."""
+    p.add_argument("--rules", default=None if resumable else default, metavar="PRESET_OR_TOML",
                    help=f"a preset ({', '.join(PRESETS)}) or a TOML file of house options "
-                        f"(default: {default})")
+                        f"(default: {default}" + ("; with --resume, the log's)" if resumable
+                                                   else ")"))
+
+
+def _resume_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--resume", default=None, metavar="LOG",
+                   help=f"carry on the game of this session log ({what}), appending to it: "
+                        "players, rules and the whole referee state come from the log")
 
 
 # ---------------------------------------------------------------- referee
@@ -129,27 +139,52 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     from .live.capture import SourceError
     from .live.runner import run_watch
-    rules = load_rules(args.rules)
+    from .live.session import ReplayError
+    rules = load_rules(args.rules) if args.rules else None
     det = _detector(args)
     players = _players(args.players)
+    if args.resume:
+        players = _resumed_players(args.resume, players)
     seats = _seats(args.seats, len(players))
     camera = {"auto": not args.slaps, "on": True, "off": False}[args.camera_slaps]
     try:
         return run_watch(args.video, det, rules, players, args.json, args.slaps,
                          not args.no_gate, _roi(args.roi), args.log, args.realtime,
-                         seats=seats if camera else None)
-    except (SourceError, ValueError, OSError) as exc:
+                         seats=seats if camera else None, resume=args.resume)
+    except (SourceError, ReplayError, ValueError, OSError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _resumed_players(log: str, players: list[str]) -> list[str]:
+    """A resumed game's players are its log's (their seats follow from how many)."""
+    from .live.session import ReplayError, read_log
+    try:
+        return read_log(log).players or players
+    except ReplayError as exc:
         raise CommandError(str(exc)) from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .live.capture import SourceError
     from .live.runner import run_live
-    rules = load_rules(args.rules)
+    from .live.runner import open_resume
+    from .live.session import ReplayError
     det = _detector(args)
     show = {"auto": None, "on": True, "off": False}[args.window]
     log = args.log or time.strftime("sessions/session-%Y%m%d-%H%M%S.jsonl")
     players = _players(args.players)
+    session = None
+    if args.resume:
+        if args.log and Path(args.log).resolve() != Path(args.resume).resolve():
+            raise CommandError("--resume carries on in the resumed log; leave out --log")
+        try:
+            session = open_resume(args.resume, load_rules(args.rules) if args.rules else None,
+                                  det)
+        except ReplayError as exc:
+            raise CommandError(str(exc)) from None
+        rules, players, log = session.rules, session.players, args.resume
+    else:
+        rules = load_rules(args.rules or "challenge")
     seats = _seats(args.seats, len(players))
     camera = {"auto": True, "on": True, "off": False}[args.camera_slaps]
     speaker = _speaker(args.voice)
@@ -166,7 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_live(str(args.camera), det, rules, players, args.pad, show,
                         args.high_contrast, _roi(args.roi), log, Path(log).with_suffix(""),
                         speaker=speaker, hub=hub, zones=_zones(args.pad_zones),
-                        seats=seats if camera else None)
+                        seats=seats if camera else None, resume=session)
     except SourceError as exc:
         raise CommandError(str(exc)) from None
     finally:
@@ -197,8 +232,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .callouts import phrase
     from .live.session import ReplayError, read_log, replay
     try:
-        _, players, _, _ = read_log(args.log)
-        for ann in replay(args.log):
+        session = read_log(args.log)
+        if session.warning:
+            print(session.warning, file=sys.stderr)
+        players = session.players
+        for ann in replay(session):
             if args.json:
                 print(json.dumps(ann))
             else:
@@ -524,7 +562,8 @@ def build_parser() -> argparse.ArgumentParser:
             "calls (JSON Lines with --json).")
     p.add_argument("video")
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
-    _rules_arg(p, "challenge")
+    _rules_arg(p, "challenge", resumable=True)
+    _resume_arg(p, "of this video: play goes on after the last frame it recorded")
     p.add_argument("--json", action="store_true", help="JSON Lines output")
     p.add_argument("--slaps", default=None, metavar="FILE",
                    help="slaps recorded with the video (a pad log or a rendered game's truth)")
@@ -546,7 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
             "the referee asks who took a pile, the winner's key answers).")
     p.add_argument("--camera", default="0", help="camera index, video file or stream URL (0)")
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
-    _rules_arg(p, "challenge")
+    _rules_arg(p, "challenge", resumable=True)
+    _resume_arg(p, "after a crash: the table plays on where it was")
     p.add_argument("--pad", default=None, metavar="PORT", help="slap pad port or pyserial URL")
     p.add_argument("--pad-zones", default=None, metavar="Z:S,...",
                    help="which seat each pad zone is, e.g. 0:2,1:0,2:1 (default: zone = seat)")

@@ -7,32 +7,12 @@ import json
 import cv2
 import numpy as np
 
-from companion.detector.detections import Detections
 from companion.engine import PRESETS, Game
 from companion.engine.cards import CLASS_NAMES
 from companion.live.capture import Frame, LiveSource
 from companion.live.pipeline import LivePipeline, MotionGate, Roi
 from companion.live.session import SessionLog, read_log, replay
-
-
-class ScriptedDetector:
-    """Detections by frame: {frame: [(card, conf, (cx, cy))]}; the last script holds."""
-    imgsz = 320
-
-    def __init__(self, script):
-        self.script = script
-        self.frame = 0
-        self.calls = 0
-
-    def __call__(self, image, conf=None):
-        self.calls += 1
-        keys = [k for k in self.script if k <= self.frame]
-        items = self.script[max(keys)] if keys else []
-        if not items:
-            return Detections.empty()
-        xyxy = np.array([[x - 10, y - 15, x + 10, y + 15] for _, _, (x, y) in items], np.float32)
-        return Detections(xyxy, np.array([c for _, c, _ in items], np.float32),
-                          np.array([CLASS_NAMES.index(n) for n, _, _ in items]))
+from helpers import ScriptedDetector
 
 
 def frames(n, changing=True):
@@ -131,8 +111,9 @@ def test_session_log_replays_to_the_same_calls(tmp_path):
     pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [6, 6]})
     run(pipe, det, 24, slaps={20: [[0]]})
     log.close()
-    rules, players, events, logged = read_log(tmp_path / "s.jsonl")
-    assert players == ["Ada", "Ben"] and rules == PRESETS["challenge"]
+    session = read_log(tmp_path / "s.jsonl")
+    logged = session.calls
+    assert session.players == ["Ada", "Ben"] and session.rules == PRESETS["challenge"]
     strip = lambda a: {k: v for k, v in a.items() if k not in ("frame", "rest_frame", "rest_t",
                                                               "confidence", "evidence")}
     assert [strip(a) for a in replay(tmp_path / "s.jsonl")] == [strip(a) for a in calls]

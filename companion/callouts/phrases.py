@@ -164,6 +164,15 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         if ann.get("hand", 1) == 1 and ann.get("match", 1) > 1:
             return f"New match: {', '.join(ann['players'])}."
         return f"New hand: {', '.join(ann['players'])}."
+    if kind == "resumed":
+        counts = ", ".join(f"{p} {number(c)}" for p, c in zip(players, ann["stacks"]))
+        text = f"Carrying on: hand {number(ann.get('hand', 1))}, pile {number(ann['pile'])}. " \
+               f"{counts}."
+        if ann.get("turn") is not None and not ann.get("hand_over"):
+            text += f" {who(ann['turn'])} to play."
+        return text
+    if kind == "log_stopped":
+        return "The session log stopped; play goes on."
     if kind == "state" and verbosity >= Verbosity.TURNS:
         counts = ", ".join(f"{p} {number(c)}" for p, c in zip(players, ann["stacks"]))
         return f"Pile {number(ann['pile'])}. {counts}."

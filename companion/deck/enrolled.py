@@ -71,6 +71,11 @@ class EnrolledDeck:
         self.bias = np.asarray(self.bias, np.float32)
 
     @property
+    def id(self) -> str:
+        """A short fingerprint of the fitted weights: which deck a session log was kept with."""
+        return hashlib.sha1(self.weights.tobytes() + self.bias.tobytes()).hexdigest()[:12]
+
+    @property
     def missing(self) -> list[str]:
         return [n for n in CLASS_NAMES if n not in set(self.cards)]
 

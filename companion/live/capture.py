@@ -41,14 +41,19 @@ def _open(spec: str | int) -> cv2.VideoCapture:
 class FileSource:
     """Every frame of a video file, in order; t is the frame's time in the video."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, start: int = 0) -> None:
+        """start: the first frame given (those before are decoded and dropped: seeking
+        in a compressed video can land on another frame)."""
         self.path = path
         self.cap = _open(path)
         self.fps = self.cap.get(cv2.CAP_PROP_FPS) or 30.0
         self.frames = int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)
+        self.start = start
 
     def __iter__(self) -> Iterator[Frame]:
         i = 0
+        while i < self.start and self.cap.grab():
+            i += 1
         while True:
             ok, img = self.cap.read()
             if not ok:

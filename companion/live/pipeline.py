@@ -120,6 +120,13 @@ class LiveState:
     unclear: bool = False
 
 
+def _thumb(region: np.ndarray, roi: Roi) -> np.ndarray:
+    """One small copy of the pile region for the gate and the landing outline (each
+    shrinking the full region cost ~1.2 ms a frame)."""
+    f = THUMB / max(roi.w, roi.h)
+    return shrink(region, max(1, round(roi.w * f)), max(1, round(roi.h * f)))
+
+
 class PileWatcher:
     """Frames of the pile -> the detector (only where the region changed, with the outline
     of where a card just landed) -> the flip tracker's events. What the referee and
@@ -139,6 +146,19 @@ class PileWatcher:
         self.detections = Detections.empty()
         self.image: np.ndarray | None = None        # the last frame, whole
         self.frame_index = 0
+        self._restored: tuple | None = None         # a resumed session's pile (restore)
+
+    def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
+                won: bool, t: float) -> None:
+        """A resumed session: the pile's cards (oldest first) with their last boxes; won:
+        the pile is won and on its way out; leaving: the cards of a pile just won (not
+        flips while they are swept away). Given to the tracker when it is made (on the
+        first frame, which says how large the picture is)."""
+        self._restored = (pile, boxes, leaving, won, t)
+        if self.tracker is not None:
+            self.tracker = FlipTracker(self.tracker_cfg, frame_diag=self.tracker.diag)
+            self.tracker.restore(*self._restored)
+            self._restored = None
 
     def pile_geometry(self) -> tuple[tuple[float, float] | None, float | None]:
         """Where the pile is and how tall a card is there (image pixels), from the top
@@ -162,6 +182,20 @@ class PileWatcher:
         roi = self.roi.clip(W, H)
         return roi.crop(self.image), roi
 
+    def warm(self, frame: Frame) -> None:
+        """A frame before a resumed session's first: only the motion cues (the gate, the
+        landing outline) see it, so a card landing as play resumes is outlined as it
+        would have been."""
+        img = frame.image
+        H, W = img.shape[:2]
+        roi = (self.roi or Roi.central(W, H)).clip(W, H)
+        region = roi.crop(img)
+        thumb = _thumb(region, roi)
+        if self.landing is not None:
+            self.landing.update(thumb)
+        if self.gate is not None:
+            self.gate.changed(thumb)
+
     def look(self, frame: Frame) -> list[TrackEvent]:
         img = frame.image
         H, W = img.shape[:2]
@@ -170,14 +204,14 @@ class PileWatcher:
         roi = self.roi.clip(W, H)
         if self.tracker is None:
             self.tracker = FlipTracker(self.tracker_cfg, frame_diag=float(np.hypot(roi.w, roi.h)))
+            if self._restored is not None:
+                self.tracker.restore(*self._restored)
+                self._restored = None
         region = roi.crop(img)
         self.frames += 1
         self.image = img
         self.frame_index = frame.index
-        # One small copy of the region for the gate and the landing outline (each
-        # shrinking the full region cost ~1.2 ms a frame).
-        f = THUMB / max(roi.w, roi.h)
-        thumb = shrink(region, max(1, round(roi.w * f)), max(1, round(roi.h * f)))
+        thumb = _thumb(region, roi)
         landed = self.landing.update(thumb) if self.landing is not None else None
         if landed is not None:
             landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
@@ -250,20 +284,32 @@ class LivePipeline:
         return self.watcher.tracker
 
     # ------------------------------------------------------------ outputs
-    def _out(self, rec: dict, frame: int | None = None) -> dict:
+    def announce(self, rec: dict, frame: int | None = None) -> dict:
+        """One announcement: logged first, then shown, spoken or printed, so that what
+        the table heard is always in the log."""
         if frame is not None:
             rec.setdefault("frame", frame)
+        if self.log is not None:
+            self.log.call(rec)
         self.on_output(rec)
         return rec
 
+    def log_stopped(self, reason: str) -> None:
+        """The session log could not be written (disk full): said once; the referee goes
+        on without it."""
+        self.announce({"type": "log_stopped", "reason": reason}, self.watcher.frame_index)
+
     def feed(self, event: dict, frame: int | None = None, extra: dict | None = None,
-             extra_types: tuple[str, ...] = ()) -> list[dict]:
+             extra_types: tuple[str, ...] = (), source: str | None = None,
+             box: list[float] | None = None) -> list[dict]:
         """One engine event (start, flip, slap, collect, give), logged with what it
         caused. `extra` keys join the announcements of `extra_types` (a flip's frame
         numbers, a slap's evidence). While a question to the table is open, flips and
-        slaps are held and fed once it is answered."""
+        slaps are held and fed once it is answered. source "recorded": a slap from a
+        recorded slap file; box: where the tracker saw a flipped card (both logged, for
+        --resume)."""
         if self.asking is not None and event.get("type") in ("flip", "slap"):
-            self.held.append((event, frame, extra, extra_types))
+            self.held.append((event, frame, extra, extra_types, source, box))
             return []
         g = self.game
         if event.get("type") == "flip" and not g.hand_active and g.hand_number > 0:
@@ -275,7 +321,12 @@ class LivePipeline:
                                "t": event.get("t")}, frame)
             return start + self.feed(event, frame, extra, extra_types)
         if self.log is not None:
-            self.log.event(event)
+            extra_log = {}
+            if source == "recorded":
+                extra_log["src"] = source
+            if box is not None:
+                extra_log["box"] = [round(float(v), 1) for v in box]
+            self.log.event(event, frame, **extra_log)
         self.events.append(dict(event))
         was_pending = self.game.pending
         try:
@@ -291,13 +342,12 @@ class LivePipeline:
         for a in anns:
             if extra and a.get("type") in extra_types:
                 a.update(extra)
-        out = [self._out(a, frame) for a in anns]
-        if self.log is not None:
-            for a in out:
-                self.log.call(a)
-        return out
+        return [self.announce(a, frame) for a in anns]
 
     # ------------------------------------------------------------ frames
+    def warm(self, frame: Frame) -> None:
+        self.watcher.warm(frame)
+
     def process(self, frame: Frame) -> list[dict]:
         start = self.clock()
         events = self.watcher.look(frame)
@@ -325,7 +375,7 @@ class LivePipeline:
                 else:
                     # The pad decides; the camera says whether it saw that player's hand.
                     pad = [s for s in self.pad_slaps if abs(s[0] - ev.t) <= CONFIRM_S]
-                    out.append(self._out({"type": "camera_slap", "seat": ev.seat,
+                    out.append(self.announce({"type": "camera_slap", "seat": ev.seat,
                                           "t": round(ev.t, 4), "angle": ev.angle,
                                           "confirms": any(ev.seat in s[1] for s in pad)},
                                          frame.index))
@@ -334,11 +384,12 @@ class LivePipeline:
                 # One record per flip: the engine's seat and pile, the tracker's frames.
                 out += self.feed({"type": "flip", "card": ev.card, "t": frame.t}, frame.index,
                                  {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
-                                  "confidence": round(ev.confidence, 3)}, ("flip",))
+                                  "confidence": round(ev.confidence, 3)}, ("flip",),
+                                 box=ev.box or None)
                 self.flip_latency_ms.append((self.clock() - start) * 1000)
             elif ev.type == "unclear":
                 self.state.unclear = True
-                out.append(self._out({"type": "unclear", "t": frame.t}, frame.index))
+                out.append(self.announce({"type": "unclear", "t": frame.t}, frame.index))
             elif ev.type == "pile_cleared" and self.game.pending is not None:
                 out += self.feed({"type": "collect", "t": frame.t}, frame.index)
             elif ev.type == "pile_cleared" and not ev.won and self.asking is None and \
@@ -346,9 +397,7 @@ class LivePipeline:
                 # Picked up, and no slap or challenge won it: the table must say who.
                 self.asking = {"type": "ask", "question": "pile_taken", "t": frame.t,
                                "cards": self.game.pile_count}
-                out.append(self._out(dict(self.asking), frame.index))
-                if self.log is not None:
-                    self.log.call(self.asking)
+                out.append(self.announce(dict(self.asking), frame.index))
             elif ev.type == "pile_restored" and self.asking is not None:
                 out += self._answered(None, frame.t, frame.index)
         return out
@@ -363,7 +412,7 @@ class LivePipeline:
     def _answered(self, seat: int | None, t: float, frame: int) -> list[dict]:
         """seat None: the pile came back into view (a hand had covered it)."""
         self.asking = None
-        out = [self._out({"type": "answer", "question": "pile_taken", "seat": seat,
+        out = [self.announce({"type": "answer", "question": "pile_taken", "seat": seat,
                           "t": t}, frame)]
         if seat is not None:
             out += self.feed({"type": "give", "seat": seat, "t": t}, frame)
@@ -372,9 +421,40 @@ class LivePipeline:
                 # elsewhere are played again.
                 self.tracker.pile_won(t)
         held, self.held = self.held, []
-        for event, f, extra, types in held:
-            out += self.feed(event, f, extra, types)
+        for event, f, extra, types, source, box in held:
+            out += self.feed(event, f, extra, types, source, box)
         return out
+
+    # ------------------------------------------------------------ resume
+    def restore(self, session, t: float) -> None:
+        """Carry on a session from its log (companion.live.session.Session): the engine's
+        state is the logged events replayed (the engine is pure), the tracker knows the
+        pile's cards and where they lay, a won pile still on its way out is not played
+        again, and a question the table had not answered is asked again. t: the clock
+        where play goes on."""
+        game = Game(self.game.rules)
+        boxes: dict[str, list[float]] = {}
+        leaving: list[str] = []
+        for ev, box in zip(session.events, session.boxes):
+            if ev is None:
+                continue
+            before = game.top_cards(game.deck_size)
+            was_pending = game.pending
+            anns = self._apply_quiet(game, ev)
+            if ev.get("type") == "flip" and box is not None:
+                boxes[str(ev.get("card"))] = box
+            won = (game.pending is not None and was_pending is None) or (
+                ev.get("type") != "flip" and any(a.get("type") == "award" for a in anns))
+            if won:
+                after = game.top_cards(game.deck_size)
+                leaving = before + [c for c in after if c not in before]
+        self.game = game
+        self.events = [None if ev is None else dict(ev) for ev in session.events]
+        self.watcher.restore(game.top_cards(game.deck_size), boxes,
+                             [] if game.pending else leaving, game.pending is not None, t)
+        asked = [c for c in session.calls if c.get("type") in ("ask", "answer")]
+        if asked and asked[-1]["type"] == "ask" and game.hand_active:
+            self.asking = {k: v for k, v in asked[-1].items() if k != "frame"}
 
     # ------------------------------------------------------------ corrections
     def correct(self, what: str, value=None, t: float | None = None) -> list[dict]:
@@ -397,15 +477,15 @@ class LivePipeline:
             index = i
             break
         if index is None:
-            return [self._out({"type": "rejected", "reason": f"correction: no {what} to "
+            return [self.announce({"type": "rejected", "reason": f"correction: no {what} to "
                                "correct", "t": t})]
         if what == "flip" and value is not None:
             try:
                 parse_card(str(value))
             except ValueError as exc:
-                return [self._out({"type": "rejected", "reason": f"correction: {exc}", "t": t})]
+                return [self.announce({"type": "rejected", "reason": f"correction: {exc}", "t": t})]
         if what == "award" and not (type(value) is int and 0 <= value < len(self.game.players)):
-            return [self._out({"type": "rejected", "t": t,
+            return [self.announce({"type": "rejected", "t": t,
                                "reason": f"correction: no seat {value!r} at this table"})]
         old = self.events[index]
         if what == "flip":
@@ -429,8 +509,8 @@ class LivePipeline:
         rec = {"type": "correction", "what": what, "was": _short(old), "now": _short(new),
                "changes": _changes(old_anns, new_anns), "t": t}
         if self.log is not None:
-            self.log.correction(index, new, rec)
-        return [self._out(rec, self.watcher.frame_index)]
+            self.log.correction(index, new)
+        return [self.announce(rec, self.watcher.frame_index)]
 
     def _gave(self, i: int) -> bool:
         """Whether event i gave a pile away (replayed to see)."""
@@ -467,7 +547,7 @@ class LivePipeline:
             gone = [s for s in seats if 0 <= s < len(g.out) and g.out[s]]
             seats = [s for s in seats if s not in gone]
             if gone and not seats:
-                return [self._out({"type": "slap_ignored", "seats": gone, "t": t,
+                return [self.announce({"type": "slap_ignored", "seats": gone, "t": t,
                                    "reason": "out of this hand"}, w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
@@ -485,4 +565,5 @@ class LivePipeline:
         if source:
             evidence["source"] = source
         return self.feed({"type": "slap", "seats": list(seats), "t": t}, w.frame_index,
-                         {"evidence": evidence}, ("award", "wrong_slap", "late_slap"))
+                         {"evidence": evidence}, ("award", "wrong_slap", "late_slap"),
+                         source=source)

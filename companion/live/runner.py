@@ -16,7 +16,7 @@ from ..engine import Game, Rules
 from .capture import Frame
 from .display import compose
 from .pipeline import LivePipeline, Roi
-from .session import SessionLog
+from .session import ReplayError, Session, SessionLog, read_log
 
 WINDOW = "ratscrew companion"
 
@@ -156,7 +156,7 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
         # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
         while pending and pending[0]["frame"] <= frame.index:
             s = pending.pop(0)
-            changed |= bool(pipeline.slap(s["seats"], s.get("t", frame.t)))
+            changed |= bool(pipeline.slap(s["seats"], s.get("t", frame.t), source="recorded"))
         for rec in pipeline.process(frame):
             stats.flips += rec.get("type") == "flip"
             changed = True
@@ -193,30 +193,87 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
     return stats
 
 
+def deck_info(detector: Detector) -> dict | None:
+    """Which enrolled deck the detector reads with (None: the generic reader): kept in
+    the session log, so a log is only resumed with the same deck."""
+    deck = getattr(getattr(detector, "reader", None), "deck", None)
+    return None if deck is None else {"name": deck.name, "id": deck.id}
+
+
+def open_resume(log_path: str, rules: Rules | None, detector: Detector) -> Session:
+    """The session to carry on, checked against this run: the same rules (None: the
+    log's) and the same deck. One ReplayError naming the log otherwise."""
+    session = read_log(log_path)
+    if session.warning:
+        print(session.warning, file=sys.stderr, flush=True)
+    if rules is not None and rules.to_dict() != session.rules.to_dict():
+        raise ReplayError(f"{log_path}: the log was refereed under rules "
+                          f"'{session.rules.preset}', other than this run's '{rules.preset}' "
+                          "(leave out --rules to carry on under the log's)")
+    deck = deck_info(detector)
+    if (deck or {}).get("id") != (session.deck or {}).get("id"):
+        was = f"deck '{session.deck['name']}'" if session.deck else "no enrolled deck"
+        now = f"deck '{deck['name']}'" if deck else "no enrolled deck"
+        raise ReplayError(f"{log_path}: the log was refereed with {was}, this run has {now} "
+                          "(pass the log's --deck)")
+    if len(session.players) < 2:
+        raise ReplayError(f"{log_path}: its meta line names no players")
+    return session
+
+
 def make_pipeline(detector: Detector, rules: Rules, players: list[str], printer: Printer,
                   roi: Roi | None = None, gate: bool = True, log_path: str | None = None,
                   evidence_dir: Path | None = None, stacks: list[int] | None = None,
                   hub=None, seats: list[float] | None = None,
-                  camera_referees: bool = True) -> LivePipeline:
+                  camera_referees: bool = True, resume: Session | None = None,
+                  t: float = 0.0) -> LivePipeline:
     """seats: watch for slaps with the camera, players sitting there (companion.live.seats);
-    camera_referees: its slaps referee (False: a pad does, the camera's are shown)."""
+    camera_referees: its slaps referee (False: a pad does, the camera's are shown).
+    resume: carry on this session (its log is appended to), play going on at time t."""
     from .hands import HandWatcher
-    log = SessionLog(log_path, rules, players) if log_path else None
+    pipe: LivePipeline | None = None
 
     def output(rec: dict) -> None:
         printer(rec)
         if hub is not None:
             hub.publish_call(rec)
 
+    def log_stopped(reason: str) -> None:
+        print(reason, file=sys.stderr, flush=True)
+        if pipe is not None:
+            pipe.log_stopped(reason)
+
+    log = SessionLog(log_path, rules, players, deck=deck_info(detector), resume=resume,
+                     on_stop=log_stopped) if log_path else None
     pipe = LivePipeline(detector, Game(rules), roi=roi, gate=gate, evidence_dir=evidence_dir,
                         on_output=output, log=log,
                         hands=HandWatcher(seats) if seats is not None else None,
                         camera_referees=camera_referees)
+    if log is not None and log.stopped:       # the meta line could not be written
+        pipe.log_stopped(log.stopped)
+    if resume is not None:
+        pipe.restore(resume, t)
+        pipe.announce(dict(pipe.game.snapshot(), type="resumed", events=len(resume.events),
+                           t=t))
+        if pipe.asking is not None:
+            pipe.announce(dict(pipe.asking))
+        return pipe
     start = {"type": "start", "players": players}
     if stacks:
         start["stacks"] = stacks
     pipe.feed(start)
     return pipe
+
+
+def finish(pipe: LivePipeline, t: float | None = None) -> dict:
+    """The referee's state at the end of a run, said and logged last."""
+    state = pipe.game.snapshot()
+    if t is not None:
+        state["t"] = t
+    pipe.announce(state)
+    if pipe.log is not None:
+        pipe.log.close()
+    return state
 
 
 def _summary(stats: RunStats, truth_flips: int | None, out) -> None:
@@ -228,27 +285,59 @@ def _summary(stats: RunStats, truth_flips: int | None, out) -> None:
     print(line, file=out)
 
 
-def run_watch(video: str, detector: Detector, rules: Rules, players: list[str], as_json: bool,
-              slaps_path: str | None, gate: bool, roi: Roi | None, log_path: str | None,
-              realtime: bool = False, seats: list[float] | None = None) -> int:
+WARM_FRAMES = 10     # frames before a resumed video's first that the motion cues look at
+
+
+def run_watch(video: str, detector: Detector, rules: Rules | None, players: list[str],
+              as_json: bool, slaps_path: str | None, gate: bool, roi: Roi | None,
+              log_path: str | None, realtime: bool = False, seats: list[float] | None = None,
+              resume: str | None = None) -> int:
     """realtime: the video plays at its own frame rate through the camera's newest-frame
     path, so frames are dropped when processing is slower (as a camera would). seats:
     the camera sees the slaps, players sitting there. A question the referee asks (who
     took a pile) is printed; a recorded video has nobody to answer it, so play after it
-    is held."""
+    is held. resume: a session log of this video to carry on (rules None: the log's);
+    play goes on after the last frame it recorded, appended to the same log. rules None
+    without resume: the challenge preset."""
+    from ..engine import PRESETS
     from .capture import FileSource, LiveSource
+    session = None
+    if resume is not None:
+        if realtime:
+            raise ValueError("--resume plays the video from where the log stopped; "
+                             "leave out --realtime")
+        if log_path is not None and Path(log_path).resolve() != Path(resume).resolve():
+            raise ValueError("--resume carries on in the resumed log; leave out --log")
+        session = open_resume(resume, rules, detector)
+        rules, players, log_path = session.rules, session.players, resume
+    rules = rules or PRESETS["challenge"]
     start, slaps = load_slaps(slaps_path) if slaps_path else (None, [])
-    if start is not None and start.get("players") and len(start["players"]) != len(players):
+    if session is None and start is not None and start.get("players") and \
+            len(start["players"]) != len(players):
         players = list(start["players"])
     printer = Printer(players, as_json)
-    source = LiveSource(video, paced=True) if realtime else FileSource(video)
+    first = 0 if session is None or session.last_frame is None else session.last_frame + 1
+    if session is not None:
+        slaps = slaps[session.recorded:]          # those already refereed are in the log
+    source = LiveSource(video, paced=True) if realtime else \
+        FileSource(video, start=max(0, first - WARM_FRAMES))
     pipe = make_pipeline(detector, rules, players, printer, roi, gate, log_path,
-                         stacks=start.get("stacks") if start else None, seats=seats)
+                         stacks=start.get("stacks") if start else None, seats=seats,
+                         resume=session, t=first / source.fps)
+
+    def frames():
+        for f in source:
+            if f.index < first:
+                pipe.warm(f)         # what moved just before: a card landing as it resumes
+            else:
+                yield f
+
     try:
-        stats = run_frames(pipe, source, slaps)
+        stats = run_frames(pipe, frames(), slaps)
     finally:
         if realtime:
             source.stop()
+    finish(pipe, round(pipe.watcher.frame_index / source.fps, 4))
     _summary(stats, None, sys.stderr)
     if realtime:
         print(f"frames dropped (processing slower than the video): {source.dropped}",
@@ -279,7 +368,10 @@ def run_demo(detector: Detector | None, rules: Rules, players: list[str], seed: 
 def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[str],
              pad: str | None, show: bool | None, high_contrast: bool, roi: Roi | None,
              log_path: str | None, evidence_dir: Path | None, speaker=None, hub=None,
-             zones: dict[int, int] | None = None, seats: list[float] | None = None) -> int:
+             zones: dict[int, int] | None = None, seats: list[float] | None = None,
+             resume: Session | None = None) -> int:
+    """resume: a session read back from its log (open_resume): the game goes on from it,
+    appended to that log."""
     import queue
 
     from ..pad import GroupEvent, PadReader, SlapEvent, StatusEvent
@@ -288,7 +380,8 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
     printer = Printer(players, False, speaker=speaker)
     source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
     pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir,
-                         hub=hub, seats=seats, camera_referees=pad is None)
+                         hub=hub, seats=seats, camera_referees=pad is None, resume=resume,
+                         t=time.monotonic())
     reader = PadReader(pad, seats=zones).start() if pad else None
     keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
     if show:
@@ -323,6 +416,7 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
             reader.stop()
         if hasattr(source, "stop"):
             source.stop()
+    finish(pipe, round(time.monotonic(), 4))
     if stats:
         _summary(stats, None, sys.stderr)
     return 0

@@ -117,6 +117,26 @@ class FlipTracker:
         self.leaving.clear()
         self.last_pile_seen = None
 
+    def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
+                won: bool, t: float) -> None:
+        """Start from a resumed session's pile: its cards in order (with the boxes they
+        were last seen in, where known), as if just seen; won: that pile is on its way to
+        its winner; leaving: the cards of a pile just won, not flips until they are out
+        of view (where they lie is learnt when next seen)."""
+        self.reset()
+        self.t = t
+        nowhere = np.full(4, np.nan)
+        for card in pile:
+            self.pile[card] = np.asarray(boxes.get(card, nowhere), np.float64)
+            self.order.append(card)
+        if pile:
+            self.last_pile_seen = t
+        for card in leaving:
+            if card not in self.pile:
+                self.leaving[card] = (t, _centre(np.asarray(boxes.get(card, nowhere))))
+        if won:
+            self.pile_won(t)
+
     def pile_won(self, t: float | None = None) -> None:
         """The referee gave the pile away: its cards are on their way to the winner's
         hand. While they are in view they are not flips; the pile starts again empty.

@@ -1,0 +1,26 @@
+"""What several test files share."""
+
+import numpy as np
+
+from companion.detector.detections import Detections
+from companion.engine.cards import CLASS_NAMES
+
+
+class ScriptedDetector:
+    """Detections by frame: {frame: [(card, conf, (cx, cy))]}; the last script holds."""
+    imgsz = 320
+
+    def __init__(self, script):
+        self.script = script
+        self.frame = 0
+        self.calls = 0
+
+    def __call__(self, image, conf=None):
+        self.calls += 1
+        keys = [k for k in self.script if k <= self.frame]
+        items = self.script[max(keys)] if keys else []
+        if not items:
+            return Detections.empty()
+        xyxy = np.array([[x - 10, y - 15, x + 10, y + 15] for _, _, (x, y) in items], np.float32)
+        return Detections(xyxy, np.array([c for _, c, _ in items], np.float32),
+                          np.array([CLASS_NAMES.index(n) for n, _, _ in items]))
