@@ -271,14 +271,17 @@ def cmd_render_game(args: argparse.Namespace) -> int:
         raise CommandError("--players: at least two names")
     if args.seconds is not None and args.seconds <= 0:
         raise CommandError("--seconds: must be positive")
+    if args.hands < 1:
+        raise CommandError("--hands: at least one")
     film = GameFilm(rules, players, args.seed, seconds=args.seconds,
-                    seats=_seats(args.seats, len(players)))
+                    seats=_seats(args.seats, len(players)), hands=args.hands)
     try:
         info = film.write(Path(args.out))
     except OSError as exc:
         raise CommandError(str(exc)) from None
-    print(f"{info['frames']} frames, {info['flips']} flips -> {info['video']}; "
-          f"ground truth -> {info['truth']}")
+    hands = [x for x in film.timeline.log if x["type"] == "hand_over"]
+    print(f"{info['frames']} frames, {info['flips']} flips, {len(hands)} hands played out "
+          f"-> {info['video']}; ground truth -> {info['truth']}")
     return 0
 
 
@@ -630,6 +633,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", default="Ada,Ben,Cho", help="comma-separated names")
     p.add_argument("--seconds", type=float, default=None,
                    help="stop after this many seconds of video (default: the whole hand)")
+    p.add_argument("--hands", type=int, default=1,
+                   help="film this many hands of the match, each dealt by the next seat "
+                        "(default 1)")
     seats_arg(p)
     p = add("detect", cmd_detect, "name the cards in photos",
             "Print the cards found in each image; with --json one object per image per line: "

@@ -160,20 +160,6 @@ def test_a_corrupt_log_or_one_of_other_rules_or_deck_is_one_clear_error(tmp_path
     assert len(res.stderr.strip().splitlines()) == 1
 
 
-def test_a_full_disk_stops_the_log_and_the_referee_goes_on():
-    said = []
-    pipe = LivePipeline(Scripted({}), Game(PRESETS["base"]), on_output=said.append)
-    pipe.log = SessionLog("/dev/full", PRESETS["base"], ["Ada", "Ben"],
-                          on_stop=pipe.log_stopped)
-    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
-    for i, card in enumerate(["7s", "7h"]):
-        pipe.feed({"type": "flip", "card": card, "t": i})
-    pipe.slap([1], 2.0)
-    stopped = [r for r in said if r["type"] == "log_stopped"]
-    assert len(stopped) == 1 and "No space left on device" in stopped[0]["reason"]
-    assert pipe.game.stacks == [4, 6]                    # the pair was refereed all the same
-
-
 @pytest.fixture(scope="module")
 def film(tmp_path_factory):
     from companion.render.video import GameFilm

@@ -171,6 +171,9 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         if ann.get("turn") is not None and not ann.get("hand_over"):
             text += f" {who(ann['turn'])} to play."
         return text
+    if kind == "camera":
+        return {"no picture": "Camera: no picture.", "frozen": "Camera: the picture is stuck.",
+                "ok": "Camera: picture back."}.get(ann.get("status"))
     if kind == "log_stopped":
         return "The session log stopped; play goes on."
     if kind == "state" and verbosity >= Verbosity.TURNS:

@@ -148,6 +148,56 @@ class LiveSource:
             self.cap.release()
 
 
+class CameraHealth:
+    """What a camera's frames say about the camera: a picture all one shade (a covered or
+    dead lens, a black frame) holds nothing to read and is skipped; the very same frame
+    again and again is a frozen driver (a real sensor's noise changes every frame), which
+    is said, since nothing that happens at the table is seen meanwhile. Each trouble is
+    said once when it starts (after `after` seconds) and once when it ends."""
+
+    def __init__(self, after: float = 0.3, frozen_after: float = 1.0, flat_std: float = 2.0):
+        self.after, self.frozen_after, self.flat_std = after, frozen_after, flat_std
+        self._flat_since: float | None = None
+        self._same_since: float | None = None
+        self._prev: np.ndarray | None = None
+        self.trouble: str | None = None        # "no picture" or "frozen", while said
+
+    def check(self, frame: Frame) -> tuple[bool, dict | None]:
+        """(whether the frame can be read, a status record to say or None)."""
+        img = frame.image
+        sample = img[::8, ::8]                 # ~1/64 of the pixels: exact and cheap
+        flat = float(sample.std()) < self.flat_std
+        same = self._prev is not None and self._prev.shape == sample.shape and \
+            np.array_equal(self._prev, sample)
+        self._prev = sample.copy()
+        same = same and not flat                # a dark picture is no picture, not a freeze
+        if not flat:
+            self._flat_since = None
+        elif self._flat_since is None:
+            self._flat_since = frame.t
+        if not same:
+            self._same_since = None
+        elif self._same_since is None:
+            self._same_since = frame.t
+        status = None
+        if flat and frame.t - self._flat_since >= self.after and self.trouble != "no picture":
+            self.trouble = "no picture"
+            status = {"type": "camera", "status": "no picture", "t": frame.t,
+                      "detail": f"the picture is all one shade (mean {float(sample.mean()):.0f}): "
+                                "lens covered, or the camera dark"}
+        elif same and frame.t - self._same_since >= self.frozen_after and \
+                self.trouble != "frozen":
+            self.trouble = "frozen"
+            status = {"type": "camera", "status": "frozen", "t": frame.t,
+                      "detail": "the same frame for "
+                                f"{frame.t - self._same_since:.1f} s: the camera is stuck"}
+        elif self.trouble is not None and not flat and not same:
+            self.trouble = None
+            status = {"type": "camera", "status": "ok", "t": frame.t,
+                      "detail": "the picture is back"}
+        return not flat, status
+
+
 class SyntheticSource:
     """The renderer's table: a self-played game filmed live (no camera needed)."""
 

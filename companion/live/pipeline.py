@@ -348,6 +348,11 @@ class LivePipeline:
     def warm(self, frame: Frame) -> None:
         self.watcher.warm(frame)
 
+    def unseen(self, seconds: float) -> None:
+        """No picture for this long (a covered lens, a dark camera): not the pile gone."""
+        if self.tracker is not None:
+            self.tracker.unseen(seconds)
+
     def process(self, frame: Frame) -> list[dict]:
         start = self.clock()
         events = self.watcher.look(frame)

@@ -142,7 +142,10 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
     import cv2
     if hub is not None:
         from ..web.server import page_state
+    from .capture import CameraHealth
     stats = RunStats()
+    health = CameraHealth()
+    blind_from: float | None = None     # since when the camera gave no picture
     pending = list(slaps or [])
     shown_asked = False         # whether the page shows the referee's question
     corrections = CorrectionKeys()
@@ -157,7 +160,18 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
         while pending and pending[0]["frame"] <= frame.index:
             s = pending.pop(0)
             changed |= bool(pipeline.slap(s["seats"], s.get("t", frame.t), source="recorded"))
-        for rec in pipeline.process(frame):
+        usable, status = health.check(frame)
+        if status is not None:
+            pipeline.announce(status, frame.index)
+            changed = True
+        if not usable and blind_from is None:
+            blind_from = frame.t
+        elif usable and blind_from is not None:
+            pipeline.unseen(frame.t - blind_from)
+            blind_from = None
+        # A picture all one shade holds nothing: the tracker and the hands wait for the
+        # next real one rather than take the pile for gone.
+        for rec in pipeline.process(frame) if usable else ():
             stats.flips += rec.get("type") == "flip"
             changed = True
         stats.frames += 1

@@ -137,6 +137,15 @@ class FlipTracker:
         if won:
             self.pile_won(t)
 
+    def unseen(self, seconds: float) -> None:
+        """The camera gave no picture for this long (companion.live.capture.CameraHealth):
+        that time does not count as the pile out of view. A card that landed meanwhile
+        may hide the one below it, and the pile must not be taken for picked up."""
+        if self.last_pile_seen is not None:
+            self.last_pile_seen += seconds
+        self.ghost_until += seconds
+        self.leaving = {n: (w + seconds, c) for n, (w, c) in self.leaving.items()}
+
     def pile_won(self, t: float | None = None) -> None:
         """The referee gave the pile away: its cards are on their way to the winner's
         hand. While they are in view they are not flips; the pile starts again empty.

@@ -100,18 +100,20 @@ class Timeline:
     slaps: list[Slap] = field(default_factory=list)
     arms: list[Arm] = field(default_factory=list)
     truth: list[dict] = field(default_factory=list)
+    log: list[dict] = field(default_factory=list, repr=False)   # the referee's calls
     duration: float = 0.0
 
 
 class GameFilm:
     def __init__(self, rules: Rules, players: list[str], seed: int, size=(1280, 720), fps: int = 30,
                  seconds: float | None = None, deck=None, seats: list[float] | None = None,
-                 table_hands: bool = True) -> None:
+                 table_hands: bool = True, hands: int = 1) -> None:
         """deck: anything with face(cls) and style.seed (default: the seed's drawn deck;
         a `photodeck.PhotoDeck` films real card faces). seats: each player's direction
         from the pile (degrees clockwise from the bottom, companion.live.seats; default
         spread evenly). table_hands: also film the hands that are no slap (deals,
-        pick-ups, hovers)."""
+        pick-ups, hovers). hands: film that many hands of the match (the next dealt by
+        the next seat after a pause; a match over, the next match's), to `seconds`."""
         self.rules, self.players, self.seed = rules, players, seed
         self.W, self.H = size
         self.fps = fps
@@ -137,7 +139,7 @@ class GameFilm:
         self.shadow = (arng.uniform(-1, 1), arng.uniform(0.3, 1))   # light from above-ish
         self.hand_extras = [self._hand_extras(sp) for sp in self.hand_sprites]
         self.table_hands = table_hands
-        self.timeline = self._build(seconds)
+        self.timeline = self._build(seconds, hands)
         if table_hands:
             self._add_hovers(self.timeline)
         self.timeline.truth[0]["decoys"] = [
@@ -182,8 +184,8 @@ class GameFilm:
         return math.cos(a), math.sin(a)
 
     # ------------------------------------------------------------ the game
-    def _build(self, seconds: float | None) -> Timeline:
-        stats = play_hand(self.rules, self.players, self.seed)
+    def _build(self, seconds: float | None, hands: int = 1) -> Timeline:
+        stats = play_hand(self.rules, self.players, self.seed, hands=hands)
         game = Game(self.rules)
         tl = Timeline()
         rng = self.rng
@@ -200,12 +202,29 @@ class GameFilm:
             kind = event["type"]
             if seconds is not None and now > seconds:
                 break
+            if kind == "start" and tl.truth:
+                # The next hand: what is left of the last pile goes to that hand's winner,
+                # then a pause while the deck is gathered and dealt again.
+                if pile:
+                    now = max(now, busy_until)
+                    winner = next((a["winner"] for a in reversed(tl.log) if
+                                   a["type"] == "hand_over"), pile[-1].seat)
+                    self._sweep(pile, winner, now, tl)
+                    busy_until = now + SWEEP
+                    pile = []
+                now = max(now + gap, busy_until)
+                tl.truth.append({"type": "start", "hand": game.hand_number,
+                                 "match": game.match_number, "dealer": event.get("dealer"),
+                                 "stacks": list(event["stacks"]), "frame": self.frame_of(now),
+                                 "t": round(now, 4)})
+                continue
             if kind == "start":
                 start = dict(event)
                 start.update(seed=self.seed, rules=self.rules.preset, fps=self.fps,
                              size=[self.W, self.H], deck_style=self.deck.style.seed)
                 tl.truth.append(start)
                 continue
+            tl.log.extend(anns)
             awards = [a for a in anns if a["type"] == "award"]
             if kind == "flip" and awards:      # the winner picked the pile up, then played
                 now = max(now, busy_until)

@@ -37,6 +37,7 @@ class HandStats:
     challenges: int = 0          # face cards that opened or passed a challenge
     challenge_wins: int = 0
     winner: int | None = None
+    winners: list = field(default_factory=list)    # each hand's winner, in order
     finished: bool = False
     seconds: float = 0.0
     events: list[dict] = field(default_factory=list, repr=False)
@@ -50,14 +51,33 @@ def default_bots(n: int, rng: random.Random) -> list[BotProfile]:
 
 def play_hand(rules: Rules, players: Sequence[str], seed: int,
               bots: Sequence[BotProfile] | None = None, flip_ms: float = 850.0,
-              max_flips: int = 4000) -> HandStats:
-    """One hand of self-play; the referee is checked against the real cards throughout."""
+              max_flips: int = 4000, hands: int = 1, pause_s: float = 4.0) -> HandStats:
+    """One hand of self-play (hands > 1: that many, each dealt by the next seat, a match
+    going on to the next after it ends, `pause_s` between them); the referee is checked
+    against the real cards throughout. The stats of all hands together; `winners` says
+    who won each."""
     rng = random.Random(seed)
     bots = list(bots) if bots else default_bots(len(players), rng)
     table = Table(rules, players, rng)
-    game = table.game
     stats = HandStats()
     t = 0.0
+    for h in range(hands):
+        if h:
+            t += pause_s
+            table.next_hand()
+            table.events[-1]["t"] = round(t, 4)
+        t = _play(table, bots, rng, stats, t, flip_ms, max_flips)
+        stats.winners.append(stats.winner)
+    stats.seconds = t
+    stats.events = table.events
+    return stats
+
+
+def _play(table: Table, bots: list[BotProfile], rng: random.Random, stats: HandStats,
+          t: float, flip_ms: float, max_flips: int) -> float:
+    """Play the hand in progress to its end; returns the clock."""
+    game, rules = table.game, table.game.rules
+    stats.finished = False
     while game.hand_active and stats.flips < max_flips:
         # The window until the next card: a human pace with some jitter.
         window = max(0.35, rng.gauss(flip_ms, flip_ms * 0.2) / 1000)
@@ -94,6 +114,4 @@ def play_hand(rules: Rules, players: Sequence[str], seed: int,
                 stats.finished = True
         if hands:
             t += hands[-1][0]
-    stats.seconds = t
-    stats.events = table.events
-    return stats
+    return t

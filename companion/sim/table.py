@@ -35,18 +35,28 @@ class Table:
         self.dealer = dealer
         self.deal()
 
-    # Dealing: shuffle the full deck, one card at a time from seat 0.
+    # Dealing: shuffle the full deck, one card at a time from the dealer's left (seat 0
+    # when no dealer is named: the engine's default dealer is the last seat).
     def deal(self) -> list[Announcement]:
         cards = deck(self.game.rules.jokers)
         self.rng.shuffle(cards)
         n = len(self.players)
-        self.hands = [deque(cards[i::n]) for i in range(n)]
+        first = 0 if self.dealer is None else (self.dealer + 1) % n
+        self.hands = [deque(cards[(i - first) % n::n]) for i in range(n)]
         self.pile, self.under = [], []
         ev: dict[str, Any] = {"type": "start", "players": self.players,
                               "stacks": [len(h) for h in self.hands]}
         if self.dealer is not None:
             ev["dealer"] = self.dealer
         return self._feed(ev)
+
+    def next_hand(self) -> list[Announcement]:
+        """The match's next hand (or a new match's first): the deal passes one seat on,
+        everyone back in, the whole deck dealt again."""
+        n = len(self.players)
+        g = self.game
+        self.dealer = ((g.dealer if g.dealer is not None else n - 1) + 1) % n
+        return self.deal()
 
     def next_card(self) -> int:
         """The card the player to move will turn over (the top of their stack)."""

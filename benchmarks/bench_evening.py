@@ -1,0 +1,167 @@
+"""A long evening and whole matches, rendered and watched end to end.
+
+    python benchmarks/bench_evening.py --minutes 30            # one film of hand after hand
+    python benchmarks/bench_evening.py --match --games 5       # matches of 2-3 hands
+
+Each film is a match of referee self-play (companion.render.video.GameFilm with
+`hands`: each hand dealt by the next seat after a pause, a new match after one ends),
+written to mp4 and run through `watch`'s own loop (make_pipeline, FileSource,
+run_frames) with the rendered slaps standing in for a pad, the next hand started by
+its first card as at a table.
+
+Long film (`--minutes`): frames per second of processing (decode, detector, tracker,
+referee; the rendering happens before) over the first and the last 5 minutes of video,
+the process's resident memory after the first minute and at the end, and flips P and R
+as bench_live scores them (a call matches a true flip of the same card from 3 frames
+before its rest frame to 1 s after).
+
+Matches (`--match`): each hand's winner and the match's winner as called against the
+film's own referee, and flips P and R across hands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_live import NAMES, score
+
+from companion.detector.model import load_detector
+from companion.engine import PRESETS
+from companion.live.capture import FileSource
+from companion.live.runner import finish, make_pipeline, run_frames
+from companion.render.video import GameFilm
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def watch_film(det, film: GameFilm, path: Path, probe=None):
+    """Film -> mp4 -> watch's loop. probe(frame) is called for every frame."""
+    info = film.write(path, progress=True)
+    truth = film.timeline.truth
+    calls: list[dict] = []
+    pipe = make_pipeline(det, film.rules, film.players, calls.append,
+                         stacks=truth[0]["stacks"])
+    slaps = [x for x in truth if x["type"] == "slap"]
+    collects = [x for x in truth if x["type"] == "collect"]
+
+    def frames():
+        for f in FileSource(info["video"]):
+            if probe is not None:
+                probe(f)
+            # A pile the tracker lost sight of is answered as the table would.
+            if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
+                done = [c for c in collects if c["frame"] <= f.index]
+                if done:
+                    pipe.answer(done[-1]["seat"], f.t)
+            yield f
+
+    stats = run_frames(pipe, frames(), slaps)
+    finish(pipe)
+    path.unlink()
+    return truth, calls, stats
+
+
+def winners(anns: list[dict], kind: str) -> list[int]:
+    return [a["winner"] for a in anns if a.get("type") == kind]
+
+
+def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
+    players = NAMES[:3]
+    film = GameFilm(PRESETS["challenge"], players, seed, seconds=minutes * 60, hands=200)
+    fps = film.fps
+    # (frame, wall time, CPU time, rss) every 30 s of video. CPU time (all threads of this
+    # process) is what drift shows in even on a machine doing other work meanwhile.
+    marks: list[tuple[int, float, float, float]] = []
+
+    def probe(f) -> None:
+        if f.index % int(30 * fps) == 0:
+            marks.append((f.index, time.perf_counter(), time.process_time(), rss_mb()))
+
+    t0 = time.perf_counter()
+    truth, calls, stats = watch_film(det, film, tmp / "long.mp4", probe)
+    marks.append((stats.frames, time.perf_counter(), time.process_time(), rss_mb()))
+    s = score(truth, calls, fps)
+    window = int(5 * 60 * fps / (30 * fps))          # marks in 5 minutes
+
+    def rate(a, b, clock) -> float:
+        return (marks[b][0] - marks[a][0]) / (marks[b][clock] - marks[a][clock])
+
+    ends = [(0, min(window, len(marks) - 1)), (max(0, len(marks) - 1 - window), len(marks) - 1)]
+    hands = winners(film.timeline.log, "hand_over")
+    print(f"film: seed {seed}, {stats.frames} frames ({stats.frames / fps / 60:.1f} min), "
+          f"{len(hands)} hands played out, {s['true']} true flips; "
+          f"{time.perf_counter() - t0:.0f} s in all")
+    for name, clock in (("wall", 1), ("CPU", 2)):
+        first, last = (rate(a, b, clock) for a, b in ends)
+        print(f"frames/s of processing ({name} time): first 5 min {first:.1f}, last 5 min "
+              f"{last:.1f} ({(last - first) / first * 100:+.1f} %)")
+    rss = [m[3] for m in marks]
+    print(f"resident memory: after 1 min {rss[min(2, len(rss) - 1)]:.1f} MB, at the end "
+          f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB), peak {max(rss):.1f}")
+    p = s["matched"] / s["called"] if s["called"] else 0.0
+    r = s["matched"] / s["true"] if s["true"] else 0.0
+    print(f"flips: {s['matched']} of {s['true']} (R {r:.4f}), {s['called']} called "
+          f"(P {p:.4f}), {s['duplicates']} duplicates")
+    said = winners(calls, "hand_over")
+    print(f"hand winners called right: {sum(a == b for a, b in zip(said, hands))} of "
+          f"{len(hands)} ({len(said)} called)")
+
+
+def matches(det, games: int, first_seed: int, tmp: Path) -> None:
+    tot = {"true": 0, "called": 0, "matched": 0, "hands": 0, "hands_right": 0,
+           "matches": 0, "matches_right": 0}
+    for seed in range(first_seed, first_seed + games):
+        players = NAMES[: 2 + seed % 2]
+        rules = PRESETS["challenge" if seed % 2 else "base"]
+        film = GameFilm(rules, players, seed, hands=3)
+        truth, calls, stats = watch_film(det, film, tmp / f"m{seed}.mp4")
+        s = score(truth, calls, film.fps)
+        hands, said = winners(film.timeline.log, "hand_over"), winners(calls, "hand_over")
+        match, said_match = winners(film.timeline.log, "match_over"), winners(calls,
+                                                                               "match_over")
+        right = sum(a == b for a, b in zip(said, hands)) if len(said) == len(hands) else 0
+        ok_match = bool(match) and said_match[:1] == match[:1]
+        for k, v in (("true", s["true"]), ("called", s["called"]), ("matched", s["matched"]),
+                     ("hands", len(hands)), ("hands_right", right), ("matches", len(match[:1])),
+                     ("matches_right", int(ok_match))):
+            tot[k] += v
+        print(f"seed {seed}: {len(players)} players, {rules.preset}, {len(hands)} hands "
+              f"({stats.frames / film.fps / 60:.1f} min): winners {hands}, called {said}; "
+              f"match {match[:1]}, called {said_match[:1]}; flips {s['matched']}/{s['true']}, "
+              f"{s['called']} called", flush=True)
+    p = tot["matched"] / tot["called"] if tot["called"] else 0.0
+    r = tot["matched"] / tot["true"] if tot["true"] else 0.0
+    print(f"hands: {tot['hands_right']} of {tot['hands']} winners right; matches: "
+          f"{tot['matches_right']} of {tot['matches']} winners right; flips across hands "
+          f"P {p:.4f} R {r:.4f} ({tot['matched']} of {tot['true']}, {tot['called']} called)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=30.0, help="length of the long film")
+    ap.add_argument("--seed", type=int, default=901, help="the long film's seed")
+    ap.add_argument("--match", action="store_true", help="matches of 2-3 hands instead")
+    ap.add_argument("--games", type=int, default=5, help="--match: how many films")
+    ap.add_argument("--first-seed", type=int, default=601, help="--match: the first seed")
+    ap.add_argument("--model", default=None)
+    args = ap.parse_args()
+    det = load_detector(args.model)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.match:
+            matches(det, args.games, args.first_seed, Path(tmp))
+        else:
+            long_run(det, args.minutes, args.seed, Path(tmp))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
