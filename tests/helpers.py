@@ -1,5 +1,7 @@
 """What several test files share."""
 
+import time
+
 import numpy as np
 
 from companion.detector.detections import Detections
@@ -24,3 +26,14 @@ class ScriptedDetector:
         xyxy = np.array([[x - 10, y - 15, x + 10, y + 15] for _, _, (x, y) in items], np.float32)
         return Detections(xyxy, np.array([c for _, c, _ in items], np.float32),
                           np.array([CLASS_NAMES.index(n) for n, _, _ in items]))
+
+
+class SlowOut:
+    """Plays samples in real time, as a sound card would (at 20x speed)."""
+    kind = "test"
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def write(self, samples):
+        time.sleep(len(samples) / self.rate / 20)

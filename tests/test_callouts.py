@@ -54,16 +54,7 @@ def test_a_whole_hand_can_be_followed_from_speech_alone():
 
 espeak = pytest.importorskip("espeakng_loader")
 
-
-class SlowOut:
-    """Plays samples in real time, as a sound card would (at 20x speed)."""
-    kind = "test"
-
-    def __init__(self, rate):
-        self.rate = rate
-
-    def write(self, samples):
-        time.sleep(len(samples) / self.rate / 20)
+from helpers import SlowOut  # noqa: E402
 
 
 def test_voice_renders_audio_and_urgent_calls_cut_chatter():

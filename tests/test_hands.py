@@ -3,7 +3,6 @@ hands land in, and hands that come over the table without slapping."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from companion.engine import PRESETS

@@ -415,27 +415,6 @@ def test_a_pile_given_to_the_wrong_player_is_put_right():
     assert phrase(rec, ["Ada", "Ben", "Cho"]).startswith("Correction: the pile is Cho's.")
 
 
-def test_correction_keys_put_the_last_flip_slap_or_pile_right():
-    from companion.live.runner import CorrectionKeys
-    pipe = _fed([{"type": "flip", "card": "5s"}, {"type": "flip", "card": "Qh"},
-                 {"type": "flip", "card": "5h"}, {"type": "slap", "seats": [1]}])
-    keys = CorrectionKeys()
-    assert not keys.key("x", pipe, 1.0)                # not a correction key
-    for ch in "g3":                                      # the pile was Cho's
-        assert keys.key(ch, pipe, 1.0)
-    assert pipe.game.stacks == [9, 9, 12]
-    bad = pipe.correct("award", 7)
-    assert bad[0]["type"] == "rejected" and "no seat 7" in bad[0]["reason"]
-    for ch in "c6h":                                     # the last flip was the six
-        keys.key(ch, pipe, 2.0)
-    assert pipe.game.top_cards(1) == ["6h"] and pipe.game.stacks == [9, 9, 7]  # Cho's slap
-    keys.key("u", pipe, 3.0)                             # and nobody slapped
-    assert pipe.game.stacks == [9, 9, 9] and pipe.game.pile_count == 3
-    for ch in "czzzz":                                   # not a card: nothing changes
-        keys.key(ch, pipe, 4.0)
-    assert pipe.game.top_cards(1) == ["6h"]
-
-
 def test_a_late_hand_of_a_player_the_slap_put_out_is_said_not_refused():
     """Hands reach the referee one at a time (pad or camera): Ben, with no cards, slaps
     just after Ada won the pile and is out by then; his hand is noted, not an error."""

@@ -130,3 +130,59 @@ def test_the_page_asks_who_took_the_pile_and_its_buttons_answer(browser):
     finally:
         page.close()
         server.stop()
+
+
+def test_the_pages_control_buttons_ask_and_correct_through_the_referees_loop(browser):
+    """Buttons -> /keys -> the referee's own loop (run_frames) -> calls back on the page."""
+    import threading
+
+    import numpy as np
+
+    from companion.live.capture import Frame
+    from companion.live.runner import make_pipeline, run_frames
+    from helpers import ScriptedDetector
+    players = ["Ada", "Ben"]
+    hub = Hub(players)
+    server, page = open_page(browser, hub)
+    pipe = make_pipeline(ScriptedDetector({}), PRESETS["base"], players, lambda rec: None,
+                         stacks=[5, 5], hub=hub)
+    for card in ("7s", "7h"):
+        pipe.feed({"type": "flip", "card": card})
+    pipe.slap([0], 1.0)                                   # Ada takes the pair
+    stop = threading.Event()
+    rng = np.random.default_rng(0)
+
+    def frames():
+        i = 0
+        while not stop.is_set():
+            yield Frame(i, i / 30, rng.integers(0, 255, (60, 80, 3), dtype=np.uint8))
+            i += 1
+            time.sleep(0.02)
+
+    loop = threading.Thread(target=run_frames, args=(pipe, frames()), kwargs={"hub": hub},
+                            daemon=True)
+    loop.start()
+    said = ("[...document.querySelectorAll('#calls p')].some(p => p.textContent.includes(%r))")
+    try:
+        page.wait_for_selector("#give button", timeout=5000)
+        page.click("#controls button:has-text('Whose turn?')")
+        page.wait_for_function(said % "Ada to play.", timeout=5000)
+        page.click("#controls button:has-text('Cards each')")
+        page.wait_for_function(said % "Ada six, Ben four; pile zero.", timeout=5000)
+        page.click("#give button:has-text(\"Ben's\")")       # no: the pile was Ben's
+        page.wait_for_function(said % "Correction:", timeout=5000)
+        deadline = time.monotonic() + 5
+        while pipe.game.stacks != [4, 6] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pipe.game.stacks == [4, 6]
+        page.fill("#card", "zz")
+        page.click("#setcard")                                # not a card: said on the page
+        page.wait_for_function("document.getElementById('said').textContent.includes('zz')",
+                               timeout=5000)
+        bad = page.request.post(server.url + "keys", data={"keys": "rm -rf"})
+        assert bad.status == 400 and "not a control" in bad.json()["error"]
+    finally:
+        stop.set()
+        loop.join(timeout=5)
+        page.close()
+        server.stop()

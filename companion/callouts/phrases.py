@@ -99,6 +99,39 @@ def score_words(won: Sequence[int], players: Sequence[str]) -> str:
     return f"{players[first]} leads, {hands(won[first])} to {rest}."
 
 
+def reply_words(ann: Mapping[str, Any], players: Sequence[str], who) -> str | None:
+    """The answer to a question the table asked (companion.live.controls.reply)."""
+    q = ann.get("question")
+    if q == "turn":
+        if ann.get("hand_over"):
+            return "The hand is over."
+        if ann.get("pending") is not None:
+            return f"{who(ann['pending'])} takes the pile, then plays."
+        return f"{who(ann['seat'])} to play." if ann.get("seat") is not None else \
+            "Nobody to play."
+    if q == "pile":
+        if not ann.get("cards"):
+            return "The pile is empty."
+        top = [card_words(parse_card(c)) for c in reversed(ann.get("top") or [])]
+        cards = ann["cards"]
+        return ("Top: " + ", ".join(top) + "; " if top else "") + \
+            f"{number(cards)} card{'' if cards == 1 else 's'}."
+    if q == "cards":
+        counts = ", ".join(f"{p} {number(c)}" for p, c in zip(players, ann["stacks"]))
+        return f"{counts}; pile {number(ann['pile'])}."
+    if q == "chances":
+        if ann.get("seat") is None:
+            return "No challenge."
+        left = ann["left"]
+        return f"{who(ann['seat'])}, {number(left)} chance{'' if left == 1 else 's'} left."
+    if q == "score":
+        won = ann.get("hands_won") or []
+        if not sum(won) or len(won) != len(players):
+            return "No hands won yet."
+        return score_words(won, players)
+    return None
+
+
 def phrase(ann: Mapping[str, Any], players: Sequence[str],
            verbosity: Verbosity = Verbosity.CARDS) -> str | None:
     """The words for one announcement, or None when this verbosity keeps quiet."""
@@ -171,6 +204,8 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
         if ann.get("turn") is not None and not ann.get("hand_over"):
             text += f" {who(ann['turn'])} to play."
         return text
+    if kind == "reply":
+        return reply_words(ann, players, who)
     if kind == "camera":
         return {"no picture": "Camera: no picture.", "frozen": "Camera: the picture is stuck.",
                 "ok": "Camera: picture back."}.get(ann.get("status"))

@@ -122,7 +122,8 @@ def enrol_stream(source: str, live_detector, photo_detector: CardReaderDetector,
     job = StreamEnrolment(photo_detector, variations, asker, say)
     watcher = PileWatcher(live_detector)
     try:
-        frames = open_source(source)
+        # A video file: every frame in order (a question waits for its answer).
+        frames = open_source(source, as_camera=False)
     except SourceError as exc:
         raise ValueError(str(exc)) from None
     print(f"deal the deck onto the pile, one card at a time ({source})", file=sys.stderr)

@@ -73,9 +73,12 @@ class LiveSource:
     def __init__(self, spec: str | int, clock: Callable[[], float] = time.monotonic,
                  reopen_every: float = 1.0, on_status: Callable[[str], None] | None = None,
                  opener: Callable[[str | int], cv2.VideoCapture] = _open,
-                 paced: bool = False) -> None:
+                 paced: bool = False, video_time: bool = True) -> None:
+        """video_time: a paced file's frames are stamped with their time in the video
+        (watch --realtime); False: with the clock, as a camera's are (run on a file)."""
         self.spec = spec
         self.paced = paced
+        self.video_time = video_time
         self._ended = False
         self.clock = clock
         self.reopen_every = reopen_every
@@ -125,7 +128,8 @@ class LiveSource:
             with self._cond:
                 if self._latest is not None:
                     self.dropped += 1          # the consumer did not take the last one
-                self._latest = Frame(i, i / self.fps if self.paced else self.clock(), img)
+                self._latest = Frame(i, i / self.fps if self.paced and self.video_time
+                                     else self.clock(), img)
                 self._cond.notify()
             i += 1
 
@@ -217,10 +221,15 @@ class SyntheticSource:
             yield Frame(i, t, img)
 
 
-def open_source(spec: str, on_status: Callable[[str], None] | None = None):
-    """'0' or another number: a camera; a URL: a stream; otherwise a video file."""
+def open_source(spec: str, on_status: Callable[[str], None] | None = None,
+                as_camera: bool = True):
+    """'0' or another number: a camera; a URL: a stream; otherwise a video file: played
+    as a camera would show it (at its own frame rate, the newest frame winning, stamped
+    with the clock), or with as_camera False every frame in order."""
     if spec.isdigit():
         return LiveSource(int(spec), on_status=on_status)
     if "://" in spec:
         return LiveSource(spec, on_status=on_status)
-    return FileSource(spec)
+    if not as_camera:
+        return FileSource(spec)
+    return LiveSource(spec, on_status=on_status, paced=True, video_time=False)

@@ -313,13 +313,9 @@ class LivePipeline:
             return []
         g = self.game
         if event.get("type") == "flip" and not g.hand_active and g.hand_number > 0:
-            # The table dealt again and plays on: the next hand (a new match after the
-            # last one's end), the deal one seat on, every player back in.
-            n = len(g.players)
-            dealer = ((g.dealer if g.dealer is not None else n - 1) + 1) % n
-            start = self.feed({"type": "start", "players": list(g.players), "dealer": dealer,
-                               "t": event.get("t")}, frame)
-            return start + self.feed(event, frame, extra, extra_types)
+            # The table dealt again and plays on: the next hand.
+            return self.deal(event.get("t"), frame) + self.feed(event, frame, extra,
+                                                                extra_types)
         if self.log is not None:
             extra_log = {}
             if source == "recorded":
@@ -343,6 +339,19 @@ class LivePipeline:
             if extra and a.get("type") in extra_types:
                 a.update(extra)
         return [self.announce(a, frame) for a in anns]
+
+    def deal(self, t: float | None = None, frame: int | None = None) -> list[dict]:
+        """The next hand (a new match after the last one's end): the deal one seat on,
+        the deck dealt from the new dealer's left, every player back in. Refused while a
+        hand is being played."""
+        g = self.game
+        if g.hand_active or g.hand_number == 0:
+            return [self.announce({"type": "rejected", "t": t, "reason":
+                                   "deal: the hand is still being played"}, frame)]
+        n = len(g.players)
+        dealer = ((g.dealer if g.dealer is not None else n - 1) + 1) % n
+        return self.feed({"type": "start", "players": list(g.players), "dealer": dealer,
+                          "t": t}, frame)
 
     # ------------------------------------------------------------ frames
     def warm(self, frame: Frame) -> None:

@@ -14,6 +14,7 @@ from ..callouts import Verbosity, phrase
 from ..detector.detections import Detector
 from ..engine import Game, Rules
 from .capture import Frame
+from .controls import HELP, TableKeys, TerminalKeys
 from .display import compose
 from .pipeline import LivePipeline, Roi
 from .session import ReplayError, Session, SessionLog, read_log
@@ -89,56 +90,13 @@ class Printer:
                 self.speaker.say(rec, text)
 
 
-CORRECTION_KEYS = ("u: the last slap never happened; n: the last flip was no card; "
-                   "c then a card (c6h, c10s): the last flip was that card; g then a seat "
-                   "key: the last pile was that player's")
-
-
-class CorrectionKeys:
-    """The table's corrections by key (the window): u undoes the last slap, n says the
-    last flip was no card, c + a card (c6h, c10s) corrects the last flip, g + a seat key
-    gives the last pile to that player."""
-
-    def __init__(self) -> None:
-        self.typed: str | None = None       # a "c" or "g" started, and what followed
-
-    def key(self, ch: str, pipeline: LivePipeline, t: float) -> bool:
-        """True when the key was part of a correction."""
-        from ..engine import parse_card
-        if self.typed is None:
-            if ch == "u":
-                pipeline.correct("slap", t=t)
-            elif ch == "n":
-                pipeline.correct("flip", None, t=t)
-            elif ch in ("c", "g"):
-                self.typed = ch
-            else:
-                return False
-            return True
-        self.typed += ch.lower()
-        if self.typed[0] == "g":
-            self.typed, seat = None, self.typed[1:]
-            if seat.isdigit() and 1 <= int(seat) <= 9:
-                pipeline.correct("award", int(seat) - 1, t=t)
-            return True
-        card = self.typed[1:]
-        if len(card) >= 2 and card[-1] in "shdc":
-            self.typed = None
-            try:
-                parse_card(card)
-            except ValueError:
-                return True                  # not a card: the correction is dropped
-            pipeline.correct("flip", card, t=t)
-        elif len(card) > 3:
-            self.typed = None
-        return True
-
-
 def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict] | None = None,
                show: bool = False, high_contrast: bool = False,
-               keys: dict[int, int] | None = None, clock: Callable[[], float] = time.monotonic,
-               live: bool = False, hub=None) -> RunStats:
-    """The loop shared by watch, run and demo."""
+               clock: Callable[[], float] = time.monotonic, live: bool = False, hub=None,
+               terminal=None) -> RunStats:
+    """The loop shared by watch, run and demo. The table's keys (companion.live.controls)
+    come from the window (show), the terminal (a TerminalKeys) and the page's buttons
+    (hub.keys); live: stamped with the clock, else with the frame's video time."""
     import cv2
     if hub is not None:
         from ..web.server import page_state
@@ -148,14 +106,28 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
     blind_from: float | None = None     # since when the camera gave no picture
     pending = list(slaps or [])
     shown_asked = False         # whether the page shows the referee's question
-    corrections = CorrectionKeys()
+    inputs = {"window": TableKeys(), "terminal": TableKeys(), "page": TableKeys()}
+    if hub is not None:                 # the page shows the table from the start
+        hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
     t0 = time.perf_counter()
     for frame in frames:
         changed = False
+        now = clock() if live else frame.t
         # The table page's answers to the referee's question (who took the pile).
         while hub is not None and not hub.answers.empty():
             seat = hub.answers.get_nowait()
-            changed |= bool(pipeline.answer(seat, clock() if live else frame.t))
+            changed |= bool(pipeline.answer(seat, now))
+        typed = [("terminal", terminal.pending() if terminal is not None else "")]
+        while hub is not None and not hub.keys.empty():
+            typed.append(("page", hub.keys.get_nowait()))
+        quit_ = False
+        for where, text in typed:
+            if text:
+                quit_ |= inputs[where].feed(text, pipeline, now) == "quit" and \
+                    where == "terminal"
+                changed = True
+        if quit_:
+            break
         # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
         while pending and pending[0]["frame"] <= frame.index:
             s = pending.pop(0)
@@ -175,10 +147,6 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
             stats.flips += rec.get("type") == "flip"
             changed = True
         stats.frames += 1
-        asked = pipeline.asking is not None
-        if hub is not None and (changed or asked != shown_asked):
-            hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
-            shown_asked = asked
         if show:
             g = pipeline.game
             ev = pipeline.state.evidence
@@ -186,20 +154,14 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
                           list(g.top_patterns), pipeline.state.unclear, ev.top if ev else None)
             cv2.imshow(WINDOW, img)
             k = cv2.waitKey(1) & 0xFF
-            if k in (ord("q"), 27):
-                break
-            now = clock() if live else frame.t
-            if k != 255 and corrections.key(chr(k), pipeline, now):
-                pass                                   # a correction's keys
-            elif keys and k in keys:
-                if pipeline.asking is not None:        # "pile taken: who won it?"
-                    pipeline.answer(keys[k], now)
-                else:
-                    pipeline.slap([keys[k]], now)
-            else:
-                continue
-            if hub is not None:
-                hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
+            if k != 255:
+                if inputs["window"].key(chr(k), pipeline, clock() if live else frame.t) == "quit":
+                    break
+                changed = True
+        asked = pipeline.asking is not None
+        if hub is not None and (changed or asked != shown_asked):
+            hub.publish_state(page_state(pipeline.game, question=pipeline.asking))
+            shown_asked = asked
     stats.seconds = time.perf_counter() - t0
     stats.inferences = pipeline.inferences
     if show:
@@ -397,10 +359,12 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
                          hub=hub, seats=seats, camera_referees=pad is None, resume=resume,
                          t=time.monotonic())
     reader = PadReader(pad, seats=zones).start() if pad else None
-    keys = {ord(str(i + 1)): i for i in range(min(len(players), 9))}
-    if show:
-        print("keys: " + ", ".join(f"{i + 1} = {p}" for i, p in enumerate(players[:9])) +
-              "; q quits; " + CORRECTION_KEYS, flush=True)
+    terminal = TerminalKeys()
+    if show or terminal.active:
+        print("keys (" + " and ".join(w for w, on in (("window", show), ("terminal",
+                                                                         terminal.active)) if on)
+              + "): " + ", ".join(f"{i + 1} = {p}" for i, p in enumerate(players[:9])) +
+              "; " + HELP, flush=True)
 
     def frames():
         for f in source:
@@ -421,11 +385,12 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
             yield f
 
     try:
-        stats = run_frames(pipe, frames(), show=show, high_contrast=high_contrast, keys=keys,
-                           live=True, hub=hub)
+        stats = run_frames(pipe, frames(), show=show, high_contrast=high_contrast,
+                           live=True, hub=hub, terminal=terminal)
     except KeyboardInterrupt:
         stats = None
     finally:
+        terminal.close()
         if reader is not None:
             reader.stop()
         if hasattr(source, "stop"):

@@ -65,6 +65,8 @@ class Hub:
         self.calls: list[dict] = []
         # The table's answers from the page (a seat each), for the referee's loop.
         self.answers: queue.Queue = queue.Queue()
+        # The page's control buttons, as the table's keys (companion.live.controls).
+        self.keys: queue.Queue = queue.Queue()
         self.instance = f"{time.time_ns():x}"      # a restarted server numbers calls afresh
         self._seq = 0
         self._lock = threading.Lock()
@@ -110,6 +112,26 @@ class Hub:
     def unsubscribe(self, q: asyncio.Queue) -> None:
         with self._lock:
             self._subs = [(lp, s) for lp, s in self._subs if s is not q]
+
+
+def page_keys_problem(text, players: int) -> str | None:
+    """Why a page's key string is not one control (None: it is). The page sends whole
+    controls: a question or correction key, "c" and a card, "g" and a seat key."""
+    from ..engine import parse_card
+    from ..live.controls import QUESTIONS
+    if not isinstance(text, str) or not text:
+        return f"keys {text!r}: expected a control's keys as text"
+    if len(text) == 1 and (text in QUESTIONS or text in "und"):
+        return None
+    if text[0] == "g" and text[1:].isdigit() and 1 <= int(text[1:]) <= min(players, 9):
+        return None
+    if text[0] == "c" and len(text) > 2:
+        try:
+            parse_card(text[1:])
+            return None
+        except ValueError as exc:
+            return f"keys {text!r}: {exc}"
+    return f"keys {text!r}: not a control of the table page"
 
 
 def create_app(hub: Hub):
@@ -163,8 +185,23 @@ def create_app(hub: Hub):
         hub.answers.put(seat)
         return JSONResponse({"ok": True})
 
+    async def keys(request: Request):
+        """POST {"keys": K}: a control button, as the table's keys (companion.live.controls:
+        a question, a correction, the next deal)."""
+        try:
+            body = await request.json()
+            text = body["keys"]
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": 'expected JSON {"keys": "..."}'}, status_code=400)
+        problem = page_keys_problem(text, len(hub.players))
+        if problem:
+            return JSONResponse({"error": problem}, status_code=400)
+        hub.keys.put(text)
+        return JSONResponse({"ok": True})
+
     return Starlette(routes=[Route("/", index), Route("/state", state), Route("/events", events),
                              Route("/answer", answer, methods=["POST"]),
+                             Route("/keys", keys, methods=["POST"]),
                              Route("/favicon.ico", favicon)])
 
 
