@@ -428,3 +428,28 @@ def test_a_late_hand_of_a_player_the_slap_put_out_is_said_not_refused():
     late = pipe.slap([1], 1.05, source="camera")
     assert [c["type"] for c in late] == ["slap_ignored"] and late[0]["seats"] == [1]
     assert pipe.game.stacks == [6, 0, 4]
+
+
+def test_a_match_of_three_hands_is_refereed_hand_after_hand():
+    """A self-played match (each hand dealt by the next seat) fed as the camera would: no
+    start events after the first; each hand begins with its first card."""
+    from companion.callouts import phrase
+    from companion.sim.bots import play_hand
+    stats = play_hand(PRESETS["base"], ["Ada", "Ben"], 5, hands=3)
+    assert len(stats.winners) == 3
+    said: list[dict] = []
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), on_output=said.append)
+    starts = 0
+    for ev in stats.events:
+        if ev["type"] == "start":
+            starts += 1
+            if starts > 1:
+                continue                 # the table just deals; the referee follows
+        pipe.feed(ev)
+    assert not [a for a in said if a["type"] == "rejected"]
+    assert [a["winner"] for a in said if a["type"] == "hand_over"] == stats.winners
+    assert [a["dealer"] for a in said if a["type"] == "start"] == [1, 0, 1]
+    over = [a for a in said if a["type"] == "match_over"]
+    assert len(over) == 1 and over[0]["winner"] == max(set(stats.winners),
+                                                       key=stats.winners.count)
+    assert phrase(over[0], ["Ada", "Ben"]).endswith("Deal again for a new match.")

@@ -178,3 +178,22 @@ def test_a_photo_deck_films_its_own_faces(tmp_path):
     with pytest.raises(ValueError, match="As: no usable photo"):
         PhotoDeck({}, seed=1)
 
+
+
+def test_a_film_of_several_hands_deals_again_between_them():
+    from companion.render.video import GameFilm
+    film = GameFilm(PRESETS["base"], ["Ada", "Ben"], seed=5, size=(320, 180), hands=2)
+    truth = film.timeline.truth
+    starts = [i for i, x in enumerate(truth) if x["type"] == "start"]
+    assert len(starts) == 2 and truth[starts[1]]["dealer"] == 0 and truth[starts[1]]["hand"] == 2
+    over = [a for a in film.timeline.log if a["type"] == "hand_over"]
+    assert len(over) == 2
+    second = truth[starts[1]]
+    before = [x for x in truth[:starts[1]] if "frame" in x]
+    # The last pile is swept away before the pause, and the first card of the next hand
+    # lands after it.
+    assert max(x.get("gone_frame", x["frame"]) for x in before) < second["frame"]
+    first_flip = next(x for x in truth[starts[1]:] if x["type"] == "flip")
+    assert first_flip["frame"] > second["frame"]
+    frames = [x["frame"] for x in truth if x["type"] == "flip"]
+    assert frames == sorted(frames)

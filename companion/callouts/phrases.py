@@ -190,7 +190,8 @@ def phrase(ann: Mapping[str, Any], players: Sequence[str],
             text += " " + score_words(won, players)
         return text
     if kind == "match_over":
-        return f"{who(ann['winner'])} wins the match."
+        # At a live table the next deal starts a new match (or d on the keys).
+        return f"{who(ann['winner'])} wins the match. Deal again for a new match."
     if kind == "start":
         if ann.get("hand", 1) > 1 and ann.get("dealer") is not None:
             return f"Hand {number(ann['hand'])}: {who(ann['dealer'])} dealt."
