@@ -213,3 +213,26 @@ def test_killed_at_20_random_moments_and_resumed_it_ends_as_if_never_stopped(fil
         assert b'"log": "resume"' in log.read_bytes()
     # The kills fell all through the game, not after its end.
     assert sum(c < len(want_events) for c in cut) >= 18 and len(set(cut)) >= 8, cut
+
+
+def test_a_resumed_match_keeps_its_hands_and_goes_on_to_the_same_winner(tmp_path):
+    from companion.sim.bots import play_hand
+    stats = play_hand(PRESETS["base"], ["Ada", "Ben"], 5, hands=3)
+    events = [e for i, e in enumerate(stats.events) if e["type"] != "start" or i == 0]
+    cut = next(i for i, e in enumerate(events) if e["type"] == "flip" and i > 0 and
+               sum(x["type"] == "flip" for x in events[:i]) == 120)     # in hand two
+    log_path = tmp_path / "s.jsonl"
+    said: list[dict] = []
+    pipe = LivePipeline(Scripted({}), Game(PRESETS["base"]), on_output=said.append,
+                        log=SessionLog(log_path, PRESETS["base"], ["Ada", "Ben"]))
+    for ev in events[:cut]:
+        pipe.feed(ev)
+    assert pipe.game.hand_number == 2 and pipe.game.hands_won == [0, 1]
+    session = read_log(log_path)
+    pipe2 = make_pipeline(Scripted({}), PRESETS["base"], session.players, said.append,
+                          log_path=str(log_path), resume=session)
+    assert pipe2.game.snapshot() == pipe.game.snapshot() and pipe2.game.dealer == 0
+    for ev in events[cut:]:
+        pipe2.feed(ev)
+    assert [a["winner"] for a in said if a["type"] == "hand_over"] == stats.winners
+    assert [a["winner"] for a in said if a["type"] == "match_over"] == [0]
