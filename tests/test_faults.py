@@ -95,23 +95,22 @@ def test_the_pad_unplugged_mid_hand_comes_back_and_referees_the_rest():
                 return ev
         raise AssertionError("the pad said nothing of the kind")
 
+    def pair_slapped_on(cards, zone: int) -> None:
+        for card in cards:
+            pipe.feed({"type": "flip", "card": card})
+        sim.slap(zone)
+        ev = wait_for(lambda e: isinstance(e, SlapEvent))
+        pipe.slap([ev.seat], ev.t)
+
     hello = lambda ev: isinstance(ev, StatusEvent) and ev.kind == "hello"
     try:
         wait_for(hello)
-        for card in ("7s", "7h"):
-            pipe.feed({"type": "flip", "card": card})
-        sim.slap(1)
-        ev = wait_for(lambda e: isinstance(e, SlapEvent))
-        pipe.slap([ev.seat], ev.t)
+        pair_slapped_on(("7s", "7h"), 1)
         assert pipe.game.stacks == [25, 27]              # Ben took the pair
         sim.unplug(0.4)                                   # mid-hand, cable out and back
         wait_for(lambda e: isinstance(e, StatusEvent) and e.kind == "disconnected")
         wait_for(hello)
-        for card in ("3c", "3d"):
-            pipe.feed({"type": "flip", "card": card})
-        sim.slap(0)
-        ev = wait_for(lambda e: isinstance(e, SlapEvent))
-        pipe.slap([ev.seat], ev.t)
+        pair_slapped_on(("3c", "3d"), 0)
     finally:
         reader.stop()
         sim.stop()
