@@ -346,8 +346,9 @@ class LivePipeline:
         hand is being played."""
         g = self.game
         if g.hand_active or g.hand_number == 0:
-            return [self.announce({"type": "rejected", "t": t, "reason":
-                                   "deal: the hand is still being played"}, frame)]
+            why = "the hand is still being played" if g.hand_active else "no hand was dealt yet"
+            return [self.announce({"type": "rejected", "t": t, "reason": f"deal: {why}"},
+                                  frame)]
         n = len(g.players)
         dealer = ((g.dealer if g.dealer is not None else n - 1) + 1) % n
         return self.feed({"type": "start", "players": list(g.players), "dealer": dealer,
@@ -390,9 +391,9 @@ class LivePipeline:
                     # The pad decides; the camera says whether it saw that player's hand.
                     pad = [s for s in self.pad_slaps if abs(s[0] - ev.t) <= CONFIRM_S]
                     out.append(self.announce({"type": "camera_slap", "seat": ev.seat,
-                                          "t": round(ev.t, 4), "angle": ev.angle,
-                                          "confirms": any(ev.seat in s[1] for s in pad)},
-                                         frame.index))
+                                              "t": round(ev.t, 4), "angle": ev.angle,
+                                              "confirms": any(ev.seat in s[1] for s in pad)},
+                                             frame.index))
             elif ev.type == "flip":
                 self.state.unclear = False
                 # One record per flip: the engine's seat and pile, the tracker's frames.
@@ -427,7 +428,7 @@ class LivePipeline:
         """seat None: the pile came back into view (a hand had covered it)."""
         self.asking = None
         out = [self.announce({"type": "answer", "question": "pile_taken", "seat": seat,
-                          "t": t}, frame)]
+                              "t": t}, frame)]
         if seat is not None:
             out += self.feed({"type": "give", "seat": seat, "t": t}, frame)
             if self.tracker is not None:
@@ -492,15 +493,16 @@ class LivePipeline:
             break
         if index is None:
             return [self.announce({"type": "rejected", "reason": f"correction: no {what} to "
-                               "correct", "t": t})]
+                                   "correct", "t": t})]
         if what == "flip" and value is not None:
             try:
                 parse_card(str(value))
             except ValueError as exc:
-                return [self.announce({"type": "rejected", "reason": f"correction: {exc}", "t": t})]
+                return [self.announce({"type": "rejected", "reason": f"correction: {exc}",
+                                       "t": t})]
         if what == "award" and not (type(value) is int and 0 <= value < len(self.game.players)):
             return [self.announce({"type": "rejected", "t": t,
-                               "reason": f"correction: no seat {value!r} at this table"})]
+                                   "reason": f"correction: no seat {value!r} at this table"})]
         old = self.events[index]
         if what == "flip":
             new = None if value is None else dict(old, card=str(value))
@@ -562,7 +564,7 @@ class LivePipeline:
             seats = [s for s in seats if s not in gone]
             if gone and not seats:
                 return [self.announce({"type": "slap_ignored", "seats": gone, "t": t,
-                                   "reason": "out of this hand"}, w.frame_index)]
+                                       "reason": "out of this hand"}, w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))

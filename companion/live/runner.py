@@ -120,13 +120,9 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
         typed = [("terminal", terminal.pending() if terminal is not None else "")]
         while hub is not None and not hub.keys.empty():
             typed.append(("page", hub.keys.get_nowait()))
-        quit_ = False
-        for where, text in typed:
-            if text:
-                quit_ |= inputs[where].feed(text, pipeline, now) == "quit" and \
-                    where == "terminal"
-                changed = True
-        if quit_:
+        said = [inputs[where].feed(text, pipeline, now) for where, text in typed if text]
+        changed |= bool(said)
+        if "quit" in said:
             break
         # Recorded slaps (a pad log, or a rendered game's truth) land at their frames.
         while pending and pending[0]["frame"] <= frame.index:
