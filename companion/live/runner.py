@@ -59,12 +59,15 @@ class Printer:
     """Each record to stdout: JSON Lines, or what a player would hear."""
 
     def __init__(self, players: list[str], as_json: bool, verbosity: Verbosity = Verbosity.CARDS,
-                 out=None, speaker=None) -> None:
+                 out=None, speaker=None, wall_clock: bool = False) -> None:
+        """wall_clock: stamp lines with the time of day (a live table), not the video's
+        minutes and seconds."""
         # out None: whatever sys.stdout is when a record is printed (a default bound at
         # import kept a stream that had since been replaced, as pytest's capture is).
         self.players, self.as_json, self.verbosity = players, as_json, verbosity
         self._out = out
         self.speaker = speaker
+        self.wall_clock = wall_clock
 
     @property
     def out(self):
@@ -83,7 +86,11 @@ class Printer:
             text = phrase(rec, self.players, self.verbosity)
         if text:
             t = rec.get("t")
-            stamp = f"{int(t // 60):02d}:{t % 60:05.2f}  " if isinstance(t, (int, float)) else ""
+            if self.wall_clock:
+                stamp = time.strftime("%H:%M:%S  ")
+            else:
+                stamp = f"{int(t // 60):02d}:{t % 60:05.2f}  " if isinstance(t, (int, float)) \
+                    else ""
             self.out.write(stamp + text + "\n")
             self.out.flush()
             if self.speaker is not None:
@@ -349,7 +356,7 @@ def run_live(source_spec: str, detector: Detector, rules: Rules, players: list[s
     from ..pad import GroupEvent, PadReader, SlapEvent, StatusEvent
     from .capture import open_source
     show = has_display() if show is None else show
-    printer = Printer(players, False, speaker=speaker)
+    printer = Printer(players, False, speaker=speaker, wall_clock=True)
     source = open_source(source_spec, on_status=lambda m: print(m, file=sys.stderr, flush=True))
     pipe = make_pipeline(detector, rules, players, printer, roi, True, log_path, evidence_dir,
                          hub=hub, seats=seats, camera_referees=pad is None, resume=resume,
