@@ -70,6 +70,24 @@ def watch_film(det, film: GameFilm, path: Path, probe=None):
     return truth, calls, stats
 
 
+def misses(truth: list[dict], calls: list[dict], fps: float) -> list[str]:
+    """The true flips no call matched and the calls no true flip did (bench_live's rule:
+    the same card, from 3 frames before its rest frame to 1 s after)."""
+    true = [x for x in truth if x["type"] == "flip"]
+    said = [c for c in calls if c.get("type") == "flip"]
+    used: set[int] = set()
+    false = []
+    for c in said:
+        i = next((i for i, t in enumerate(true) if i not in used and t["card"] == c["card"]
+                  and -3 <= c["frame"] - t["frame"] <= fps), None)
+        if i is None:
+            false.append(f"called {c['card']} at frame {c['frame']}, no such flip then")
+        else:
+            used.add(i)
+    return [f"missed {t['card']} resting at frame {t['frame']}" for i, t in enumerate(true)
+            if i not in used] + false
+
+
 def winners(anns: list[dict], kind: str) -> list[int]:
     return [a["winner"] for a in anns if a.get("type") == kind]
 
@@ -134,6 +152,8 @@ def matches(det, games: int, first_seed: int, tmp: Path) -> None:
                      ("hands", len(hands)), ("hands_right", right), ("matches", len(match[:1])),
                      ("matches_right", int(ok_match))):
             tot[k] += v
+        for miss in misses(truth, calls, film.fps):
+            print(f"  seed {seed}: {miss}")
         print(f"seed {seed}: {len(players)} players, {rules.preset}, {len(hands)} hands "
               f"({stats.frames / film.fps / 60:.1f} min): winners {hands}, called {said}; "
               f"match {match[:1]}, called {said_match[:1]}; flips {s['matched']}/{s['true']}, "
