@@ -88,6 +88,12 @@ def misses(truth: list[dict], calls: list[dict], fps: float) -> list[str]:
             if i not in used] + false
 
 
+def precision_recall(s: dict) -> tuple[float, float]:
+    """Flips' precision and recall from bench_live's counts (matched, called, true)."""
+    return (s["matched"] / s["called"] if s["called"] else 0.0,
+            s["matched"] / s["true"] if s["true"] else 0.0)
+
+
 def winners(anns: list[dict], kind: str) -> list[int]:
     return [a["winner"] for a in anns if a.get("type") == kind]
 
@@ -125,8 +131,7 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     rss = [m[3] for m in marks]
     print(f"resident memory: after 1 min {rss[min(2, len(rss) - 1)]:.1f} MB, at the end "
           f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB), peak {max(rss):.1f}")
-    p = s["matched"] / s["called"] if s["called"] else 0.0
-    r = s["matched"] / s["true"] if s["true"] else 0.0
+    p, r = precision_recall(s)
     print(f"flips: {s['matched']} of {s['true']} (R {r:.4f}), {s['called']} called "
           f"(P {p:.4f}), {s['duplicates']} duplicates")
     said = winners(calls, "hand_over")
@@ -159,8 +164,7 @@ def matches(det, games: int, first_seed: int, tmp: Path) -> None:
               f"({stats.frames / film.fps / 60:.1f} min): winners {hands}, called {said}; "
               f"match {match[:1]}, called {said_match[:1]}; flips {s['matched']}/{s['true']}, "
               f"{s['called']} called", flush=True)
-    p = tot["matched"] / tot["called"] if tot["called"] else 0.0
-    r = tot["matched"] / tot["true"] if tot["true"] else 0.0
+    p, r = precision_recall(tot)
     print(f"hands: {tot['hands_right']} of {tot['hands']} winners right; matches: "
           f"{tot['matches_right']} of {tot['matches']} winners right; flips across hands "
           f"P {p:.4f} R {r:.4f} ({tot['matched']} of {tot['true']}, {tot['called']} called); "
