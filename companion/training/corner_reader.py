@@ -200,7 +200,10 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- the network
-def build_model(widths: tuple[int, int, int, int] = (16, 32, 64, 128)):
+WIDTHS = (16, 32, 64, 128)      # the shipped reader's channels
+
+
+def build_model(widths: tuple[int, int, int, int] = WIDTHS):
     """A stem, three double-conv blocks, global pooling, then the heads of HEADS:
     [index?, 13 ranks, 4 suits, 2 ink colours] as one logit vector."""
     import torch.nn as nn
@@ -277,6 +280,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--init", default=None, help="start from these weights (.pt)")
+    ap.add_argument("--widths", type=int, nargs=4, default=list(WIDTHS), metavar="W",
+                    help="channels of the stem and the three blocks (default %(default)s)")
     ap.add_argument("--out", default="models/corner_reader.onnx")
     ap.add_argument("--export-only", action="store_true",
                     help="write the ONNX of the --init weights and stop (no training)")
@@ -287,7 +292,7 @@ def main() -> None:
     if args.export_only:
         if not args.init:
             raise SystemExit("--export-only: give the weights with --init PATH.pt")
-        model = build_model()
+        model = build_model(tuple(args.widths))
         model.load_state_dict(torch.load(args.init, map_location="cpu"))
         export(model, Path(args.out))
         print(f"wrote {args.out}")
@@ -315,7 +320,7 @@ def main() -> None:
           f"{len(r_tr)} train / {len(r_val)} val; real: {len(cards)} train cards "
           f"(~{len(cards) * 3.3:.0f} crops an epoch), {len(vx)} valid crops")
 
-    model = build_model()
+    model = build_model(tuple(args.widths))
     if args.init:
         model.load_state_dict(torch.load(args.init, map_location="cpu"))
     per_epoch = len(r_tr) + int(len(cards) * 3.33)
