@@ -132,11 +132,13 @@ def test_the_real_firmware_behind_a_pty_reaches_the_host_reader(harness):
     from companion.pad import PadReader
     from companion.pad.firmware import start_live
     from companion.pad.reader import SlapEvent, StatusEvent
-    proc, path = start_live(every=0.3, seconds=5)
+    proc, path = start_live(every=0.3, seconds=15)
     reader = PadReader(path).start()
     got = []
     try:
-        end = time.monotonic() + 4
+        # Until both are heard (a second or so); the simulator runs at wall-clock speed,
+        # so a busy machine can make it slower.
+        end = time.monotonic() + 12
         while time.monotonic() < end and not (
                 any(isinstance(e, SlapEvent) for e in got) and
                 any(isinstance(e, StatusEvent) and e.kind == "hello" for e in got)):

@@ -247,6 +247,23 @@ def test_the_landing_outline_is_the_new_card():
     assert lo.update(brighter) is None and lo.update(brighter) is None
 
 
+def test_an_arm_leaving_the_picture_edge_is_not_part_of_the_landing_outline():
+    """A hand hovered beside the pile, from the picture's edge, while a card landed; it
+    has gone by the time the pile rests: the outline is the card's alone."""
+    from companion.live.landing import LandingOutline
+    from companion.detector.card_reader import _rotated_iou
+    pile = [("4c", 10, (220, 240)), ("Qs", -25, (250, 230))]
+    before, _ = _pale_table(pile)
+    cv2.fillPoly(before, [np.int32([[0, 0], [150, 0], [190, 60], [120, 110], [0, 90]])],
+                 (90, 120, 170))                           # an arm in from the top left
+    after, quad = _pale_table(pile + [("3d", 75, (235, 250))])
+    lo = LandingOutline()
+    assert [lo.update(before) for _ in range(3)] == [None] * 3
+    assert lo.update(after) is None                        # it changed: in motion
+    got = lo.update(after)
+    assert got is not None and _rotated_iou(got, quad) > 0.8
+
+
 def test_a_card_the_finder_misses_is_read_where_it_landed():
     """A finder that sees nothing: the flip is still called, from the landing outline."""
     from companion.detector.card_reader import CardReaderDetector, CornerReader

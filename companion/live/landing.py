@@ -72,6 +72,15 @@ class LandingOutline:
         keep = np.nonzero(stats[1:, cv2.CC_STAT_AREA] >= self.speck)[0] + 1
         if not len(keep):
             return None
+        # What changed at the region's edge is an arm that came or went (a hand hovering
+        # beside the pile while the card landed), not the card on the pile: left out,
+        # unless nothing else changed.
+        H, W = mask.shape
+        x, y = stats[keep, cv2.CC_STAT_LEFT], stats[keep, cv2.CC_STAT_TOP]
+        edge = (x == 0) | (y == 0) | (x + stats[keep, cv2.CC_STAT_WIDTH] == W) | \
+            (y + stats[keep, cv2.CC_STAT_HEIGHT] == H)
+        if not edge.all():
+            keep = keep[~edge]
         pts = np.column_stack(np.nonzero(np.isin(labels, keep))[::-1]).astype(np.float32)
         (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
         area = mask.shape[0] * mask.shape[1]
