@@ -66,7 +66,7 @@ class LandingOutline:
         k = max(3, round(self.side * 0.04)) | 1
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((k, k), np.uint8))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-        # All that changed is the new card (nothing else moved), but a white card over
+        # What changed is the new card (and at most an arm, below), but a white card over
         # white cards changes in patches (pips, indices, edges): take every patch but
         # specks of noise.
         keep = np.nonzero(stats[1:, cv2.CC_STAT_AREA] >= self.speck)[0] + 1
@@ -83,7 +83,7 @@ class LandingOutline:
             keep = keep[~edge]
         pts = np.column_stack(np.nonzero(np.isin(labels, keep))[::-1]).astype(np.float32)
         (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
-        area = mask.shape[0] * mask.shape[1]
+        area = H * W
         long, short = max(rw, rh), min(rw, rh)
         if short < 2 or not self.min_share <= rw * rh / area <= self.max_share:
             return None
