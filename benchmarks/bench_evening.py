@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_live import NAMES, score
+from bench_live import NAMES, precision_recall, score
 
 from companion.detector.model import load_detector
 from companion.engine import PRESETS
@@ -86,12 +86,6 @@ def misses(truth: list[dict], calls: list[dict], fps: float) -> list[str]:
             used.add(i)
     return [f"missed {t['card']} resting at frame {t['frame']}" for i, t in enumerate(true)
             if i not in used] + false
-
-
-def precision_recall(s: dict) -> tuple[float, float]:
-    """Flips' precision and recall from bench_live's counts (matched, called, true)."""
-    return (s["matched"] / s["called"] if s["called"] else 0.0,
-            s["matched"] / s["true"] if s["true"] else 0.0)
 
 
 def winners(anns: list[dict], kind: str) -> list[int]:

@@ -141,6 +141,12 @@ def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photo
     return truth, calls, stats, pipe
 
 
+def precision_recall(s: dict) -> tuple[float, float]:
+    """Flips' precision and recall from score()'s counts (matched, called, true)."""
+    return (s["matched"] / s["called"] if s["called"] else 0.0,
+            s["matched"] / s["true"] if s["true"] else 0.0)
+
+
 def score(truth, calls, fps: float, early: int = 3):
     true_flips = [x for x in truth if x["type"] == "flip"]
     hands = [x["hands_frames"] for x in truth if x["type"] == "slap"]
@@ -282,8 +288,7 @@ def main() -> None:
     finally:
         if busy is not None:
             busy.kill()
-    prec = totals["matched"] / totals["called"] if totals["called"] else 0.0
-    rec = totals["matched"] / totals["true"] if totals["true"] else 0.0
+    prec, rec = precision_recall(totals)
     lat_ms.sort()
     p10 = settling["matched"] / settling["called"] if settling["called"] else 0.0
     r10 = settling["matched"] / totals["true"] if totals["true"] else 0.0
