@@ -255,8 +255,17 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         raise CommandError("--images: at least 1")
     if not 0 <= args.val < 1:
         raise CommandError("--val: a fraction from 0 to below 1")
-    info = make_dataset(Path(args.out), args.images, args.seed, size=args.size, val=args.val,
-                        workers=args.workers)
+    if args.real_faces and not Path(args.real_faces).is_file():
+        raise CommandError(f"--real-faces {args.real_faces}: no such file (make it with "
+                           "python -m companion.training.harvest)")
+    if not 0 <= args.real_share <= 1:
+        raise CommandError("--real-share: a fraction from 0 to 1")
+    try:
+        info = make_dataset(Path(args.out), args.images, args.seed, size=args.size,
+                            val=args.val, workers=args.workers, real_faces=args.real_faces,
+                            real_share=args.real_share)
+    except (ValueError, KeyError, OSError) as exc:
+        raise CommandError(f"--real-faces {args.real_faces}: {exc}") from None
     print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} card outlines "
           f"-> {info['data']}; look at {info['contact_sheet']}")
     return 0
@@ -395,6 +404,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
                      f"{r['jokers_named']}/{r['jokers']}"))
         if r["misreads"]:
             print("  wrong cards: " + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
+    # The webcam photos are made of the same decks unless told otherwise.
+    webcam = Path(args.webcam) if args.webcam else decks
+    if args.webcam == "off" or (args.realdecks == "off" and not args.webcam):
+        pass
+    elif not webcam.is_dir():
+        print(f"webcam photos: {webcam} not found; skipped (they are not part of the project)")
+    else:
+        r = ev.eval_webcam(det, webcam, conf=det.conf)
+        n = max(r["cards"], 1)
+        rows.append((f"the same decks as a webcam over a table sees them ({webcam.parent.name}/"
+                     f"{webcam.name}, {r['cards']} photos)",
+                     f"right {r['right']} ({r['right'] / n:.1%}), wrong card {r['wrong']} "
+                     f"({r['wrong'] / n:.1%}), unclear {r['unclear']}"))
+        if r["misreads"]:
+            print("  webcam wrong cards: " + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
     if args.rendered:
         r = ev.eval_rendered(live, args.rendered, size=320)
         rows.append((f"held-out rendered piles ({r['images']} scenes), top card",
@@ -623,6 +647,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=int, default=320, help="image side in pixels (default 320)")
     p.add_argument("--val", type=float, default=0.1, help="share kept for validation (0.1)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument("--real-faces", default=None, metavar="NPZ",
+                   help="harvested real cards (python -m companion.training.harvest): some "
+                        "scenes show real faces of many designs instead of a rendered deck")
+    p.add_argument("--real-share", type=float, default=0.5,
+                   help="with --real-faces: the share of scenes with real faces (0.5)")
     p = add("render-game", cmd_render_game, "film a whole self-played game as the camera sees it",
             "Render a game of referee self-play at 30 fps, 1280x720: cards flipped onto the "
             "pile, slaps, pile collections. Writes FILE.mp4 and the ground truth FILE.jsonl "
@@ -650,6 +679,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--realdecks", default=None, metavar="DIR|off",
                    help="real deck images in <card>/ folders, never trained on (default "
                         "../shared/realdecks/test)")
+    p.add_argument("--webcam", default=None, metavar="DIR|off",
+                   help="real deck images (default: --realdecks's folder, else "
+                        "../shared/realdecks/test), each photographed twice as a webcam over "
+                        "a plain table would (fixed seed): any angle, smaller, blur, noise")
     p.add_argument("--rendered", type=int, default=300, metavar="N",
                    help="held-out rendered scenes to score (default 300; 0 to skip)")
     p.add_argument("--timing", action="store_true", help="also time inference (ONNX Runtime)")

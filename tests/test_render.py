@@ -197,3 +197,32 @@ def test_a_film_of_several_hands_deals_again_between_them():
     assert first_flip["frame"] > second["frame"]
     frames = [x["frame"] for x in truth if x["type"] == "flip"]
     assert frames == sorted(frames)
+
+
+def test_training_scenes_can_show_real_faces_from_a_harvested_pool(tmp_path):
+    """The finder's training scenes can draw each card from a pool of harvested real
+    faces (here: flat green faces standing in for them): the scene shows a pool face
+    where its label puts the top card, and a renderer without a pool renders exactly the
+    scenes it always did."""
+    from companion.render.photodeck import FacePoolDeck
+    pool = {c: np.broadcast_to(np.uint8([20, 200, 20]), (2, 180, 128, 3)).copy()
+            for c in range(52)}
+    maker = lambda rng, deck: FacePoolDeck(pool, np.zeros((0, 180, 128, 3), np.uint8), deck, rng)
+    real = SceneRenderer(256, seed=5, real_faces=maker, real_share=1.0)
+    plain = SceneRenderer(256, seed=5)
+
+    def middle(scene):
+        top = next((c for c in scene.cards if c.cls is not None and c.visible > 0.95), None)
+        if top is None:
+            return None
+        inner = (top.quad - top.quad.mean(0)) * 0.3 + top.quad.mean(0)
+        mask = np.zeros(scene.image.shape[:2], np.uint8)
+        cv2.fillConvexPoly(mask, np.round(inner).astype(np.int32), 1)
+        b, g, r = np.median(scene.image[mask > 0], 0)
+        return bool(g > 1.4 * max(b, r, 1))       # green, through light and lens effects
+
+    seen = [middle(real.render(i)) for i in range(12)]
+    assert sum(v is True for v in seen) >= 4 and not any(v is False for v in seen)
+    assert not any(middle(plain.render(i)) for i in range(12))
+    half = SceneRenderer(256, seed=5, real_faces=maker, real_share=0.0)
+    assert all(np.array_equal(half.render(i).image, plain.render(i).image) for i in range(3))

@@ -110,3 +110,42 @@ def real_photos(realcards: Path | None, realdecks_split: Path | None) -> dict[in
                 out.setdefault(CLASS_NAMES.index(d.name), []).extend(
                     (p, "frame") for p in sorted(d.glob("*.jpg")))
     return out
+
+
+class FacePoolDeck:
+    """A deck drawn from a pool of real faces, a different real design for each card: a
+    scene of real indices without needing one whole real deck. `faces[cls]` holds the
+    straightened faces (portrait, H x W x 3) of that card, `jokers` those of jokers; each
+    card's face is drawn once per deck from its pool, either end up. Backs come from
+    `backs` (a rendered deck). Training scenes only (the pool is harvested training
+    material, never shipped)."""
+
+    def __init__(self, faces: dict[int, np.ndarray], jokers: np.ndarray, backs,
+                 rng: np.random.Generator) -> None:
+        from ..detector.card_reader import CORNER_H, CORNER_W
+        self._pool, self._jokers, self._backs, self._rng = faces, jokers, backs, rng
+        self._faces: dict[object, Face] = {}
+        h, w = next(iter(faces.values()))[0].shape[:2]
+        self._alpha = rounded_alpha(w, h)
+        # Where the reader looks for each end's index: the corner windows.
+        self._boxes = [(0.0, 0.0, CORNER_W * w, CORNER_H * h),
+                       ((1 - CORNER_W) * w, (1 - CORNER_H) * h, float(w), float(h))]
+
+    def _draw(self, pool: np.ndarray) -> np.ndarray:
+        img = pool[int(self._rng.integers(len(pool)))]
+        return np.ascontiguousarray(img[::-1, ::-1]) if self._rng.random() < 0.5 else img
+
+    def face(self, cls: int) -> Face:
+        if cls not in self._faces:
+            self._faces[cls] = Face(self._draw(self._pool[cls]), self._alpha, self._boxes, cls)
+        return self._faces[cls]
+
+    def joker(self, which: int = 0) -> Face:
+        key = ("joker", which)
+        if key not in self._faces:
+            self._faces[key] = (Face(self._draw(self._jokers), self._alpha, [], None)
+                                if len(self._jokers) else self._backs.joker(which))
+        return self._faces[key]
+
+    def back(self) -> Face:
+        return self._backs.back()

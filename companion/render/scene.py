@@ -168,11 +168,15 @@ class SceneRenderer:
     """Deterministic scenes: scene i of seed s is always the same image and labels."""
 
     def __init__(self, size: int = 320, seed: int = 0, images_per_deck: int = 48,
-                 card_range: tuple[float, float] = (0.32, 0.95)) -> None:
+                 card_range: tuple[float, float] = (0.32, 0.95), real_faces=None,
+                 real_share: float = 0.0) -> None:
+        """real_faces: a callable (rng, rendered deck) -> a deck of real faces
+        (`photodeck.FacePoolDeck`), used for `real_share` of the scenes."""
         self.size = size
         self.seed = seed
         self.images_per_deck = images_per_deck
         self.card_range = card_range      # card height / frame side, drawn log-uniform
+        self.real_faces, self.real_share = real_faces, real_share
 
     @functools.lru_cache(maxsize=8)
     def deck(self, style_seed: int) -> Deck:
@@ -181,6 +185,11 @@ class SceneRenderer:
     def render(self, index: int) -> Scene:
         rng = np.random.default_rng([self.seed, index])
         deck = self.deck(self.seed * 1_000_003 + index // self.images_per_deck)
+        if self.real_faces is not None:
+            # Its own generator: scenes without real faces stay as they always were.
+            pick = np.random.default_rng([self.seed, index, 7])
+            if pick.random() < self.real_share:
+                deck = self.real_faces(pick, deck)
         S = self.size
         img = table_texture(S, S, rng)
         H_cam = camera_homography(S, S, rng, tilt=rng.uniform(0, 0.14))

@@ -29,10 +29,28 @@ WHOLE = 0.9                   # share of a card that must show to be labelled
 CARD_RANGE = (0.18, 0.95)
 
 
-def _init(size: int, seed: int) -> None:
+def real_face_pool(npz: Path):
+    """A maker of `FacePoolDeck`s from harvested real cards (`companion.training.harvest`):
+    (rng, rendered deck) -> a deck whose every card is a real face of some real design."""
+    from ..detector.card_reader import NONE_CLASS
+    from ..render.photodeck import FacePoolDeck
+    from .harvest import CARD_H, CARD_W, MARGIN
+    d = np.load(npz)
+    faces = d["cards"][:, MARGIN:MARGIN + CARD_H, MARGIN:MARGIN + CARD_W]
+    y = d["y"]
+    pool = {c: faces[y == c] for c in range(NONE_CLASS) if (y == c).any()}
+    if len(pool) < NONE_CLASS:
+        raise ValueError(f"{npz}: harvested faces of only {len(pool)} of {NONE_CLASS} cards")
+    jokers = faces[y == NONE_CLASS]
+    return lambda rng, deck: FacePoolDeck(pool, jokers, deck, rng)
+
+
+def _init(size: int, seed: int, real_faces: str | None = None, real_share: float = 0.0) -> None:
     global _renderer
     cv2.setNumThreads(1)      # one process per core does better than threads here
-    _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE)
+    maker = real_face_pool(Path(real_faces)) if real_faces else None
+    _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE, real_faces=maker,
+                              real_share=real_share)
 
 
 def card_lines(scene, S: int) -> list[str]:
@@ -65,7 +83,10 @@ def write_data_yaml(out: Path) -> Path:
 
 
 def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float = 0.1,
-                 workers: int | None = None, progress: bool = True) -> dict:
+                 workers: int | None = None, progress: bool = True,
+                 real_faces: str | None = None, real_share: float = 0.5) -> dict:
+    """real_faces: harvested real cards (an npz of `companion.training.harvest`); that
+    share of the scenes then shows real faces of many designs instead of a rendered deck."""
     out = Path(out)
     n_val = max(1, int(round(images * val))) if images > 1 and val > 0 else 0
     jobs = []
@@ -79,28 +100,29 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
     workers = workers or min(os.cpu_count() or 1, 8)
     boxes = 0
     bar = tqdm(total=images, desc="rendering", unit="img", disable=not progress)
+    init = (size, seed, real_faces, real_share if real_faces else 0.0)
     if workers == 1 or images < 8:
-        _init(size, seed)
+        _init(*init)
         for job in jobs:
             boxes += _work(job)[1]
             bar.update()
     else:
         ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers, initializer=_init, initargs=(size, seed)) as pool:
+        with ctx.Pool(workers, initializer=_init, initargs=init) as pool:
             for _, n in pool.imap_unordered(_work, jobs, chunksize=8):
                 boxes += n
                 bar.update()
     bar.close()
     yaml_path = write_data_yaml(out)
-    sheet = contact_sheet(out / "contact_sheet.png", size, seed, range(min(images, 24)))
+    _init(*init)
+    sheet = contact_sheet(out / "contact_sheet.png", _renderer, range(min(images, 24)))
     return {"images": images, "val": n_val, "boxes": boxes, "data": str(yaml_path),
             "contact_sheet": str(sheet)}
 
 
-def contact_sheet(path: Path, size: int, seed: int, indices, cols: int = 6) -> Path:
+def contact_sheet(path: Path, r: SceneRenderer, indices, cols: int = 6) -> Path:
     """A grid of scenes with their labels drawn (the card's printed top-left corner
     marked), to look at."""
-    r = SceneRenderer(size, seed, card_range=CARD_RANGE)
     tiles = []
     for i in indices:
         s = r.render(i)
