@@ -179,3 +179,42 @@ def test_shrink_gives_the_size_asked_and_the_picture_area_averaging_gives(src, d
     ref = cv2.resize(img, (dst[1], dst[0]), interpolation=cv2.INTER_AREA if dst[0] < src[0]
                      else cv2.INTER_LINEAR)
     assert np.abs(out.astype(int) - ref).mean() < 3
+
+
+def test_a_webcam_photo_puts_the_card_where_its_outline_says():
+    """`eval --webcam` photographs each card as a webcam over a table would; the outline it
+    returns is where the card lies (its middle is the card's colour) and is card-shaped."""
+    from companion.training.evaluate import webcam_photo
+    rng = np.random.default_rng(3)
+    card = np.full((224, 224, 3), (20, 200, 20), np.uint8)     # a flat green card
+    for _ in range(5):
+        photo, quad = webcam_photo(card, rng)
+        assert photo.shape == (480, 640, 3)
+        x, y = quad.mean(0).astype(int)
+        b, g, r = np.median(photo[y - 5:y + 5, x - 5:x + 5].reshape(-1, 3), 0)
+        assert g > 1.5 * max(b, r, 1)                  # green, through light and lens
+        # The outline is a card's shape: long side / short side about 1.4.
+        sides = np.linalg.norm(quad - np.roll(quad, -1, 0), axis=1)
+        assert 1.25 < max(sides) / min(sides) < 1.6
+
+
+def test_eval_webcam_counts_right_wrong_and_unclear_and_keeps_the_misses(tmp_path):
+    """Pictures that are the card (as realdecks stores them), photographed twice each as a
+    webcam would: every photo is counted once as right, wrong or unclear, the clear
+    rendered cards are mostly read, and every miss is written out to look at."""
+    from companion.training.evaluate import eval_webcam
+    deck = Deck(DeckStyle.random(44))
+    cards = ["Qh", "7s", "10d", "Ac", "5c"]
+    for name in cards:
+        (tmp_path / "decks" / name).mkdir(parents=True)
+        face = deck.face(CLASS_NAMES.index(name)).image
+        cv2.imwrite(str(tmp_path / "decks" / name / "1.jpg"), cv2.resize(face, (224, 224)))
+    (tmp_path / "decks" / "joker").mkdir()                     # not a card: not scored
+    cv2.imwrite(str(tmp_path / "decks" / "joker" / "1.jpg"), np.zeros((224, 224, 3), np.uint8))
+    det = load_detector(photo=True)
+    r = eval_webcam(det, tmp_path / "decks", conf=det.conf, progress=False,
+                    keep=tmp_path / "misses")
+    assert r["cards"] == 10 == r["right"] + r["wrong"] + r["unclear"]
+    assert r["right"] >= 7 and r["wrong"] <= 1
+    kept = list((tmp_path / "misses").glob("*.jpg")) if (tmp_path / "misses").exists() else []
+    assert len(kept) == r["wrong"] + r["unclear"]

@@ -122,14 +122,13 @@ class FacePoolDeck:
 
     def __init__(self, faces: dict[int, np.ndarray], jokers: np.ndarray, backs,
                  rng: np.random.Generator) -> None:
-        from ..detector.card_reader import CORNER_H, CORNER_W
         self._pool, self._jokers, self._backs, self._rng = faces, jokers, backs, rng
         self._faces: dict[object, Face] = {}
         h, w = next(iter(faces.values()))[0].shape[:2]
         self._alpha = rounded_alpha(w, h)
-        # Where the reader looks for each end's index: the corner windows.
-        self._boxes = [(0.0, 0.0, CORNER_W * w, CORNER_H * h),
-                       ((1 - CORNER_W) * w, (1 - CORNER_H) * h, float(w), float(h))]
+        # Where a real deck's index lies (its design is unknown: the usual corner area, a
+        # little inside the reader's window), so a hand over it hides it from the labels.
+        self._boxes = [(0.0, 0.0, 0.3 * w, 0.33 * h), (0.7 * w, 0.67 * h, float(w), float(h))]
 
     def _draw(self, pool: np.ndarray) -> np.ndarray:
         img = pool[int(self._rng.integers(len(pool)))]

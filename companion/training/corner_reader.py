@@ -43,13 +43,17 @@ _renderer = None
 
 
 # ---------------------------------------------------------------- rendered crops
-def _init(size: int, seed: int) -> None:
+def _init(size: int, seed: int, real_faces: str | None = None) -> None:
     global _renderer
     cv2.setNumThreads(1)
     from ..render.fonts import use_training_fonts
     from ..render.scene import SceneRenderer
     use_training_fonts()
-    _renderer = SceneRenderer(size, seed)
+    maker = None
+    if real_faces:
+        from .dataset import real_face_pool
+        maker = real_face_pool(Path(real_faces))
+    _renderer = SceneRenderer(size, seed, real_faces=maker, real_share=1.0 if maker else 0.0)
 
 
 def _box(quad: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -96,12 +100,15 @@ def _work(index: int):
     return crops, labels
 
 
-def rendered_crops(path: Path, scenes: int, seed: int, size: int, workers: int):
-    """Crops of `scenes` rendered scenes (cached in `path`)."""
+def rendered_crops(path: Path, scenes: int, seed: int, size: int, workers: int,
+                   real_faces: str | None = None):
+    """Crops of `scenes` rendered scenes (cached in `path`); with real_faces (harvested
+    train cards), every card of a scene is a real face of some real design, so real
+    indices are seen at the scenes' angles, sizes, piles, hands, light and blur."""
     if not path.is_file():
         crops, labels = [], []
         ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers, initializer=_init, initargs=(size, seed)) as pool:
+        with ctx.Pool(workers, initializer=_init, initargs=(size, seed, real_faces)) as pool:
             for c, lab in tqdm(pool.imap(_work, range(scenes), chunksize=16), total=scenes,
                                desc=f"rendering crops (seed {seed}, {size} px)", unit="scene"):
                 crops += c
@@ -273,6 +280,9 @@ def main() -> None:
                     help="rendered scenes per (seed, size) pair")
     ap.add_argument("--seed", type=int, nargs="+", default=[21, 22], help="scene seeds")
     ap.add_argument("--size", type=int, nargs="+", default=[384, 512], help="scene sides (px)")
+    ap.add_argument("--real-scenes", type=int, default=0, metavar="N",
+                    help="also N scenes (seed 23, the first --size) whose cards are the "
+                         "harvested real faces of --real, at the scenes' angles, piles and light")
     ap.add_argument("--cache", default="data/corners", help="folder for rendered crop caches")
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--batch", type=int, default=128)
@@ -305,6 +315,12 @@ def main() -> None:
     for scenes, seed, size in zip(args.scenes, args.seed, args.size):
         x, y = rendered_crops(Path(args.cache) / f"corners-s{seed}-{scenes}-{size}-"
                               f"{CROP_W}x{CROP_H}.npz", scenes, seed, size, args.workers)
+        xs.append(x)
+        ys.append(y)
+    if args.real_scenes:
+        x, y = rendered_crops(Path(args.cache) / f"corners-real-s23-{args.real_scenes}-"
+                              f"{args.size[0]}-{CROP_W}x{CROP_H}.npz", args.real_scenes, 23,
+                              args.size[0], args.workers, real_faces=args.real)
         xs.append(x)
         ys.append(y)
     rx, ry = np.concatenate(xs), np.concatenate(ys)
