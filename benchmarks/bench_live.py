@@ -215,6 +215,9 @@ def main() -> None:
                     help="detector model (default: the shipped design, as `watch` uses it)")
     ap.add_argument("--faces", choices=("drawn", "real"), default="drawn",
                     help="the cards' faces: the renderer's drawn decks (default) or real photos")
+    ap.add_argument("--faces-split", choices=("test", "valid"), default="test",
+                    help="with --faces real: the realdecks split the faces come from (test, "
+                         "held out; valid to choose between models)")
     ap.add_argument("--realtime", action="store_true",
                     help="play each film at its frame rate, dropping frames as a camera would")
     ap.add_argument("--busy", action="store_true",
@@ -235,11 +238,14 @@ def main() -> None:
     photos = finder = None
     if args.faces == "real":
         from companion.render.photodeck import real_photos
-        photos = real_photos(SHARED / "realcards", SHARED / "realdecks" / "test")
+        split = args.faces_split
+        # Choosing on valid takes no realcards photo: those are for reporting.
+        photos = real_photos(SHARED / "realcards" if split == "test" else None,
+                             SHARED / "realdecks" / split)
         if len(photos) < 52:
             raise SystemExit(f"--faces real: real photos of only {len(photos)} cards found "
-                             f"under {SHARED} (realcards, realdecks/test); they are not part "
-                             "of the project")
+                             f"under {SHARED} (realcards, realdecks/{split}); they are not "
+                             "part of the project")
         finder = load_detector(photo=True).finder
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
     slap_tot: dict = {}
