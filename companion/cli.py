@@ -390,35 +390,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for file, truth, got in r["misses"]:
             print(f"  miss {file}: {truth} read as {got}")
     decks = Path(args.realdecks) if args.realdecks else ev.REALDECKS_TEST
-    if args.realdecks == "off":
-        pass
-    elif not decks.is_dir():
-        print(f"real decks: {decks} not found; skipped (they are not part of the project)")
-    else:
-        r = ev.eval_realdecks(det, decks, conf=det.conf)
-        n = max(r["cards"], 1)
-        rows.append((f"real decks never trained on ({decks.parent.name}/{decks.name}), "
-                     f"{r['cards']} cards",
-                     f"right {r['right']} ({r['right'] / n:.1%}), wrong card {r['wrong']} "
-                     f"({r['wrong'] / n:.1%}), unclear {r['unclear']}; jokers named "
-                     f"{r['jokers_named']}/{r['jokers']}"))
-        if r["misreads"]:
-            print("  wrong cards: " + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
     # The webcam photos are made of the same decks unless told otherwise.
     webcam = Path(args.webcam) if args.webcam else decks
-    if args.webcam == "off" or (args.realdecks == "off" and not args.webcam):
-        pass
-    elif not webcam.is_dir():
-        print(f"webcam photos: {webcam} not found; skipped (they are not part of the project)")
-    else:
-        r = ev.eval_webcam(det, webcam, conf=det.conf)
+    for folder, times, skip in ((decks, 0, args.realdecks == "off"),
+                                (webcam, 2, args.webcam == "off" or
+                                 (args.realdecks == "off" and not args.webcam))):
+        what = "webcam photos" if times else "real decks"
+        if skip:
+            continue
+        if not folder.is_dir():
+            print(f"{what}: {folder} not found; skipped (they are not part of the project)")
+            continue
+        r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times)
         n = max(r["cards"], 1)
-        rows.append((f"the same decks as a webcam over a table sees them ({webcam.parent.name}/"
-                     f"{webcam.name}, {r['cards']} photos)",
-                     f"right {r['right']} ({r['right'] / n:.1%}), wrong card {r['wrong']} "
-                     f"({r['wrong'] / n:.1%}), unclear {r['unclear']}"))
+        label = (f"the same decks as a webcam over a table sees them ({folder.parent.name}/"
+                 f"{folder.name}, {r['cards']} photos)" if times else
+                 f"real decks never trained on ({folder.parent.name}/{folder.name}), "
+                 f"{r['cards']} cards")
+        rows.append((label, f"right {r['right']} ({r['right'] / n:.1%}), wrong card "
+                            f"{r['wrong']} ({r['wrong'] / n:.1%}), unclear {r['unclear']}; "
+                            f"jokers named {r['jokers_named']}/{r['jokers']}"))
         if r["misreads"]:
-            print("  webcam wrong cards: " + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
+            print(f"  {what}, wrong cards: "
+                  + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
     if args.rendered:
         r = ev.eval_rendered(live, args.rendered, size=320)
         rows.append((f"held-out rendered piles ({r['images']} scenes), top card",

@@ -211,19 +211,20 @@ def test_eval_webcam_counts_right_wrong_and_unclear_and_keeps_the_misses(tmp_pat
     """Pictures that are the card (as realdecks stores them), photographed twice each as a
     webcam would: every photo is counted once as right, wrong or unclear, the clear
     rendered cards are mostly read, and every miss is written out to look at."""
-    from companion.training.evaluate import eval_webcam
+    from companion.training.evaluate import eval_realdecks
     deck = Deck(DeckStyle.random(44))
     cards = ["Qh", "7s", "10d", "Ac", "5c"]
     for name in cards:
         (tmp_path / "decks" / name).mkdir(parents=True)
         face = deck.face(CLASS_NAMES.index(name)).image
         cv2.imwrite(str(tmp_path / "decks" / name / "1.jpg"), cv2.resize(face, (224, 224)))
-    (tmp_path / "decks" / "joker").mkdir()                     # not a card: not scored
+    (tmp_path / "decks" / "joker").mkdir()                     # right when no card is named
     cv2.imwrite(str(tmp_path / "decks" / "joker" / "1.jpg"), np.zeros((224, 224, 3), np.uint8))
     det = load_detector(photo=True)
-    r = eval_webcam(det, tmp_path / "decks", conf=det.conf, progress=False,
-                    keep=tmp_path / "misses")
-    assert r["cards"] == 10 == r["right"] + r["wrong"] + r["unclear"]
+    r = eval_realdecks(det, tmp_path / "decks", conf=det.conf, progress=False, webcam=2,
+                       keep=tmp_path / "misses")
+    assert r["cards"] == 10 == r["right"] + r["wrong"] + r["unclear"] and r["jokers"] == 2
     assert r["right"] >= 7 and r["wrong"] <= 1
     kept = list((tmp_path / "misses").glob("*.jpg")) if (tmp_path / "misses").exists() else []
     assert len(kept) == r["wrong"] + r["unclear"]
+    assert r["jokers_named"] == 0                              # a black square is no card

@@ -85,36 +85,79 @@ def on_table(image: np.ndarray, pad: float = TABLE_PAD) -> np.ndarray:
 
 
 def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
-                   progress: bool = True) -> dict:
+                   progress: bool = True, webcam: int = 0, seed: int = 7,
+                   keep: Path | None = None) -> dict:
     """Right, wrong card and "card unclear" on real deck images (`<card>/*.jpg`, joker/
-    for jokers), each seen as on a table (`on_table`)."""
+    for jokers), each seen as on a table (`on_table`), or with `webcam` > 0 photographed
+    that many times as a webcam over a table would (`webcam_photo`, the generator seeded
+    with `seed`: the same photos every run). keep: a folder to write the misses into."""
     import cv2
     from tqdm import tqdm
     rows = sorted((p, p.parent.name) for p in folder.glob("*/*.jpg"))
+    rng = np.random.default_rng(seed)
     right = wrong = unclear = 0
     jokers = jokers_named = 0
     misreads: collections.Counter = collections.Counter()
-    for path, truth in tqdm(rows, desc=f"real decks ({folder.name})", leave=False,
-                            disable=None if progress else True):
+    desc = f"{'webcam photos' if webcam else 'real decks'} ({folder.name})"
+    for path, truth in tqdm(rows, desc=desc, leave=False, disable=None if progress else True):
         img = cv2.imread(str(path))
         if img is None:
             print(f"{path}: unreadable image, skipped")
             continue
-        got, _ = top1(detector(on_table(img), conf))
-        if truth not in CLASS_NAMES:              # a joker: "no card" is right
-            jokers += 1
-            jokers_named += got is not None
-            continue
-        if got == truth:
-            right += 1
-        elif got is None:
-            unclear += 1
-        else:
-            wrong += 1
-            misreads[(truth, got)] += 1
+        photos = [webcam_photo(img, rng)[0] for _ in range(webcam)] if webcam else [on_table(img)]
+        for k, photo in enumerate(photos):
+            got, _ = top1(detector(photo, conf))
+            if truth not in CLASS_NAMES:              # a joker: "no card" is right
+                jokers += 1
+                jokers_named += got is not None
+                continue
+            if got == truth:
+                right += 1
+                continue
+            if got is None:
+                unclear += 1
+            else:
+                wrong += 1
+                misreads[(truth, got)] += 1
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                cv2.imwrite(str(keep / f"{truth}-{path.stem}-{k}-as-{got}.jpg"), photo)
     return {"cards": right + wrong + unclear, "right": right, "wrong": wrong,
             "unclear": unclear, "jokers": jokers, "jokers_named": jokers_named,
             "misreads": [(a, b, n) for (a, b), n in misreads.most_common(10)]}
+
+
+def webcam_photo(card: np.ndarray, rng: np.random.Generator, width: int = 640,
+                 height: int = 480) -> tuple[np.ndarray, np.ndarray]:
+    """A realdecks image as a cheap webcam over a plain table would photograph the card:
+    back in a card's proportions, at any angle, 45-85 % of the frame's height, on a plain,
+    wood, felt, cloth or stone table seen from a slightly tilted camera, through the
+    renderer's light and lens chain (uneven light, colour cast, blur, noise, JPEG), and at
+    the webcam's own resolution (a 640 x 480 sensor, sometimes upscaled from less).
+    Returns the photo and the card's true corners (TL, TR, BR, BL of the upright face)."""
+    import cv2
+    from ..render.effects import camera
+    from ..render.faces import Face
+    from ..render.photodeck import face_from_frame, rounded_alpha
+    from ..render.scene import camera_homography, card_transform, warp_onto
+    from ..render.textures import table_texture
+    image = face_from_frame(card, 240)
+    fh, fw = image.shape[:2]
+    face = Face(image, rounded_alpha(fw, fh), [], None)
+    img = table_texture(height, width, rng, kind=str(rng.choice(
+        ["plain", "plain", "wood", "felt", "cloth", "stone"])))
+    H_cam = camera_homography(width, height, rng, tilt=rng.uniform(0, 0.1))
+    card_h = height * rng.uniform(0.45, 0.85)
+    centre = (width / 2 + rng.uniform(-0.1, 0.1) * width,
+              height / 2 + rng.uniform(-0.05, 0.05) * height)
+    H = H_cam @ card_transform(face, centre, card_h, rng.uniform(0, 360))
+    warp_onto(img, face, H, shade=rng.uniform(0.85, 1.05), shadow=rng.uniform(0.1, 0.4))
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    if rng.random() < 0.4:        # a cheaper sensor: fewer pixels, scaled up by the driver
+        f = rng.uniform(0.5, 0.8)
+        small = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        img = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
+    return camera(img, rng), quad
 
 
 def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, size: int = 320,
@@ -195,72 +238,3 @@ def time_detectors(detectors: dict[str, Detector], imgsz: int = 320, runs: int =
         out[f"{name} ({w}x{h}, 8 crops a call)"] = float(np.median(t))
     return out
 
-
-def webcam_photo(card: np.ndarray, rng: np.random.Generator, width: int = 640,
-                 height: int = 480) -> tuple[np.ndarray, np.ndarray]:
-    """A realdecks image as a cheap webcam over a plain table would photograph the card:
-    back in a card's proportions, at any angle, 45-85 % of the frame's height, on a plain,
-    wood, felt, cloth or stone table seen from a slightly tilted camera, through the
-    renderer's light and lens chain (uneven light, colour cast, blur, noise, JPEG), and at
-    the webcam's own resolution (a 640 x 480 sensor, sometimes upscaled from less).
-    Returns the photo and the card's true corners (TL, TR, BR, BL of the upright face)."""
-    from ..render.effects import camera
-    from ..render.photodeck import face_from_frame, rounded_alpha
-    from ..render.faces import Face
-    from ..render.scene import camera_homography, card_transform, warp_onto
-    from ..render.textures import table_texture
-    fw = 240
-    face = Face(face_from_frame(card, fw), None, [], None)
-    face = Face(face.image, rounded_alpha(fw, face.image.shape[0]), [], None)
-    img = table_texture(height, width, rng, kind=str(rng.choice(
-        ["plain", "plain", "wood", "felt", "cloth", "stone"])))
-    H_cam = camera_homography(width, height, rng, tilt=rng.uniform(0, 0.1))
-    card_h = height * rng.uniform(0.45, 0.85)
-    centre = (width / 2 + rng.uniform(-0.1, 0.1) * width, height / 2 + rng.uniform(-0.05, 0.05) * height)
-    H = H_cam @ card_transform(face, centre, card_h, rng.uniform(0, 360))
-    warp_onto(img, face, H, shade=rng.uniform(0.85, 1.05), shadow=rng.uniform(0.1, 0.4))
-    import cv2
-    fh, fw_ = face.image.shape[:2]
-    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw_, 0], [fw_, fh], [0, fh]]]), H)[0]
-    if rng.random() < 0.4:        # a cheaper sensor: fewer pixels, scaled up by the driver
-        f = rng.uniform(0.5, 0.8)
-        small = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-        img = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
-    return camera(img, rng), quad
-
-
-def eval_webcam(detector: Detector, folder: Path, conf: float = 0.25, per_image: int = 2,
-                seed: int = 7, progress: bool = True, keep: Path | None = None) -> dict:
-    """Right, wrong card and "card unclear" on real deck images (`<card>/*.jpg`) each
-    photographed `per_image` times as a webcam over a plain table would (`webcam_photo`,
-    fixed seed: the same photos every run). keep: a folder to write the misses into."""
-    import cv2
-    from tqdm import tqdm
-    rows = sorted((p, p.parent.name) for p in folder.glob("*/*.jpg")
-                  if p.parent.name in CLASS_NAMES)
-    rng = np.random.default_rng(seed)
-    right = wrong = unclear = 0
-    misreads: collections.Counter = collections.Counter()
-    for path, truth in tqdm(rows, desc=f"webcam photos ({folder.name})", leave=False,
-                            disable=None if progress else True):
-        img = cv2.imread(str(path))
-        if img is None:
-            print(f"{path}: unreadable image, skipped")
-            continue
-        for k in range(per_image):
-            photo, _ = webcam_photo(img, rng)
-            got, _ = top1(detector(photo, conf))
-            if got == truth:
-                right += 1
-                continue
-            if got is None:
-                unclear += 1
-            else:
-                wrong += 1
-                misreads[(truth, got)] += 1
-            if keep is not None:
-                keep.mkdir(parents=True, exist_ok=True)
-                cv2.imwrite(str(keep / f"{truth}-{path.stem}-{k}-as-{got}.jpg"), photo)
-    return {"cards": right + wrong + unclear, "right": right, "wrong": wrong,
-            "unclear": unclear,
-            "misreads": [(a, b, n) for (a, b), n in misreads.most_common(10)]}
