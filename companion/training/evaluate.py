@@ -7,7 +7,10 @@
   designs, one card an image): each card put back in its proportions and given a
   plain table border, as a camera over a table would see it; right, wrong card, or
   "card unclear" (nothing named).
-  A joker is right when nothing is named.
+  A joker is right when nothing is named. The same images also photographed as a
+  cheap webcam over a table would (`webcam_photo`): any angle, smaller, tilted camera,
+  the renderer's light and lens chain; the closest stand-in here for other real decks
+  on a real table.
 - A held-out rendered set (a seed no training set uses): the top card's identity
   (what the referee needs), its per-class recall and its misreads.
 - Inference time per 320 px frame on this machine, through ONNX Runtime.
