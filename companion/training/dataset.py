@@ -101,8 +101,8 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
     boxes = 0
     bar = tqdm(total=images, desc="rendering", unit="img", disable=not progress)
     init = (size, seed, real_faces, real_share if real_faces else 0.0)
+    _init(*init)              # this process's renderer: the serial path and the contact sheet
     if workers == 1 or images < 8:
-        _init(*init)
         for job in jobs:
             boxes += _work(job)[1]
             bar.update()
@@ -114,7 +114,6 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
                 bar.update()
     bar.close()
     yaml_path = write_data_yaml(out)
-    _init(*init)
     sheet = contact_sheet(out / "contact_sheet.png", _renderer, range(min(images, 24)))
     return {"images": images, "val": n_val, "boxes": boxes, "data": str(yaml_path),
             "contact_sheet": str(sheet)}
