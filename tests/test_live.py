@@ -447,6 +447,51 @@ def test_a_late_hand_of_a_player_the_slap_put_out_is_said_not_refused():
     assert pipe.game.stacks == [6, 0, 4]
 
 
+def test_the_winner_picking_the_pile_up_is_no_slap_to_the_camera():
+    """No pad: the hand of the player who just won the pile comes down on it and pauses,
+    as a slap does, then takes it. That is the pick-up, noted, not a wrong slap; another
+    player's hand there, or the winner's on a new pattern, is still refereed."""
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben", "Cho"], "stacks": [10, 10, 10]})
+    pipe.feed({"type": "flip", "card": "7h", "t": 1.0})
+    pipe.feed({"type": "flip", "card": "7s", "t": 1.5})
+    won = pipe.slap([1], 2.0, source="camera")
+    assert any(c["type"] == "award" and c["seat"] == 1 for c in won)
+    stacks = list(pipe.game.stacks)
+    took = pipe.slap([1], 2.6, source="camera")
+    assert [c["type"] for c in took] == ["slap_ignored"]
+    assert took[0]["reason"] == "picking up the pile" and pipe.game.stacks == stacks
+    # Another player's hand then is refereed as before (a late hand on a won pattern).
+    assert [c["type"] for c in pipe.slap([2], 2.7, source="camera")] == ["late_slap"]
+    # Long after the win, the winner's hand with no pattern is a wrong slap again.
+    pipe.feed({"type": "flip", "card": "2d", "t": 3.0})
+    assert any(c["type"] == "wrong_slap" for c in pipe.slap([1], 4.5, source="camera"))
+    # A pad's slap is never taken for a pick-up: the pad only feels slaps.
+    pipe.feed({"type": "flip", "card": "9c", "t": 5.0})
+    pipe.feed({"type": "flip", "card": "9d", "t": 5.5})
+    assert any(c["type"] == "award" for c in pipe.slap([0], 6.0))
+    assert "slap_ignored" not in [c["type"] for c in pipe.slap([0], 6.3)]
+
+
+def test_the_pile_is_sized_by_the_top_cards_two_read_corners():
+    """The camera's slap watcher measures in card heights: the pile's size comes from
+    where the reader's two corner windows of the top card lie."""
+    from companion.detector.card_reader import corner_quad, orientations
+    from companion.live.pipeline import PileWatcher
+    from companion.live.tracker import FlipTracker
+    watcher = PileWatcher(ScriptedDetector({}), Roi(0, 0, 640, 480))
+    watcher.tracker = FlipTracker()
+    h = 300.0
+    card = np.float32([[200, 100], [200 + h * 63 / 88, 100], [200 + h * 63 / 88, 100 + h],
+                       [200, 100 + h]])
+    turned = cv2.transform(card[None], cv2.getRotationMatrix2D((320, 240), 33, 1.0))[0]
+    spots = np.float32([corner_quad(q).mean(0) for q in orientations(turned)[:2]])
+    watcher.tracker.top_spots = spots
+    (cx, cy), card_h = watcher.pile_geometry()
+    assert abs(card_h - h) < 0.02 * h
+    assert np.hypot(cx - turned[:, 0].mean(), cy - turned[:, 1].mean()) < 0.02 * h
+
+
 def test_a_match_of_three_hands_is_refereed_hand_after_hand():
     """A self-played match (each hand dealt by the next seat) fed as the camera would: no
     start events after the first; each hand begins with its first card."""

@@ -34,6 +34,9 @@ RED_SUITS = np.float32([s in "hd" for s in SUITS])
 # beyond a 0.34 x 0.36 window, a suit cut by its lower edge), so the window is generous.
 CORNER_W, CORNER_H = 0.38, 0.40
 CROP_W, CROP_H = 44, 68              # reader input (pixels)
+# How far apart the centres of a card's two read corners lie, in card heights (a 63 x 88
+# mm card): what the live loop sizes the pile by.
+CORNER_SPAN = float(np.hypot((1 - CORNER_W) * 63 / 88, 1 - CORNER_H))
 MIN_EDGE = 8.0                       # mean step (grey levels per Sobel unit) that counts as an edge
 SQUARISH = 1.2                       # long / short side below which a box is also read sideways
 # The finder's own threshold is low: the reader decides (a box that shows no index reads

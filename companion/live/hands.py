@@ -25,6 +25,7 @@ two hands from facing seats touch fingertips before either lands).
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 import cv2
@@ -33,6 +34,8 @@ import numpy as np
 from .seats import angle_of, nearest_seat
 
 WIDTH = 160                 # the small copy's width (pixels)
+GEOMETRY_LOOKS = 45         # frames of measured card heights the median is taken over
+GEOMETRY_STEP = 0.1         # share of the way the steadied pile centre moves a frame
 CHROMA = 2.5                # weight of colour against brightness in what differs
 
 
@@ -45,6 +48,8 @@ class HandConfig:
     fast: float = 5.0         # card heights a second the tip comes in at, at least
     still_frames: int = 5     # frames the hand holds still on the pile...
     stop_within: int = 2      # ...from at most this many frames after the one it arrived in
+    crowded_within: int = 4   # ...or this many while other hands land too (their shadows
+                              # and arms cross its forearm as it settles)
     tip_still: float = 0.18   # card heights the tip may still advance in a frame held still
     give_up: int = 12         # frames after arriving by which a hand must have held still
     moved: float = 12.0       # levels a pixel of the forearm's patch steps in a frame: moved
@@ -77,6 +82,8 @@ class _Arm:
     line: tuple[float, float] | None = None   # where the forearm is looked along
     band: np.ndarray | None = None      # last frame's forearm pixels
     decided: bool = False               # slapped, or no slap: not again until it goes back
+    slapped: bool = False               # ...and which of the two
+    drew_back: int = -99                # frame counter when it last went back off the pile
     seen: int = 0                       # frame counter of the last sighting
 
 
@@ -96,6 +103,11 @@ class HandWatcher:
         self.pile_there = False
         self.empty_frames = 0
         self.pile_gone: float | None = None         # set by look(): when the pile went
+        # Where the pile is and how tall a card is there, steadied: each new card lands a
+        # little off the last, and between cards the pile's place is only guessed; a jump
+        # in either would move every arm's tip at once, which reads as a hand coming in.
+        self.centre: tuple[float, float] | None = None
+        self.sizes: deque = deque(maxlen=GEOMETRY_LOOKS)
 
     def reset(self) -> None:
         self.background = None
@@ -156,9 +168,8 @@ class HandWatcher:
             self.grain + (grain - self.grain) * learn[..., 0]
         self.mask = armmask
 
-        cx, cy = (W / 2, H / 2) if pile is None else pile
-        cx, cy = cx * f, cy * f
-        ch = (0.4 * min(W, H) if card_h is None else card_h) * f
+        cx, cy, ch = self._geometry(W, H, pile, card_h)
+        cx, cy, ch = cx * f, cy * f, ch * f
         out: list[CameraSlap] = []
         entries: list[tuple[float, float, float, int]] = []
         for ex, ey, n_run in _edge_runs(armmask, cfg.min_run):
@@ -193,6 +204,20 @@ class HandWatcher:
             out.append(CameraSlap(s.seat, s.t, frame, s.angle, s.arrived))
         self.pile_gone = self._pile_left(small, armmask, cx, cy, ch, t)
         return out
+
+    def _geometry(self, W: int, H: int, pile, card_h) -> tuple[float, float, float]:
+        """The pile's centre and a card's height (image pixels), steadied: a measured
+        pile (one with a card height) moves the centre a little at a time and the height
+        is the median of the last looks; a guessed one counts only until one is measured."""
+        if pile is not None and card_h is not None:
+            self.sizes.append(float(card_h))
+            c = np.float64(pile)
+            self.centre = tuple(c if self.centre is None else
+                                np.float64(self.centre) + (c - self.centre) * GEOMETRY_STEP)
+        if self.centre is not None:
+            return (*self.centre, float(np.median(self.sizes)))
+        cx, cy = (W / 2, H / 2) if pile is None else pile
+        return cx, cy, 0.4 * min(W, H)
 
     def _pile_left(self, small: np.ndarray, armmask: np.ndarray, cx: float, cy: float,
                    ch: float, t: float) -> float | None:
@@ -230,8 +255,12 @@ class HandWatcher:
         """One frame of one arm: has it come onto the pile, and is it holding still?"""
         cfg = self.cfg
         if arm.decided:
-            if tip > cfg.leave:             # gone back: it may slap again
+            # Gone back, it may slap again: a hand that slapped must withdraw well clear
+            # of the pile; one that only dealt a card (and may slap on it at once) just
+            # off it.
+            if tip > (cfg.leave if arm.slapped else cfg.on_pile):
                 arm.decided, arm.arrived, arm.still = False, None, 0
+                arm.drew_back = self.count
             return
         if tip > cfg.on_pile:
             arm.arrived, arm.still = None, 0
@@ -239,9 +268,10 @@ class HandWatcher:
         if arm.arrived is None and len(arm.tips) >= 2:
             (t0, d0), (t1, d1) = arm.tips[-2], arm.tips[-1]
             speed = (d0 - d1) / max(t1 - t0, 1e-3)
-            if len(arm.tips) >= 3:
-                # Fast over the frame before too: a hand easing in slowly can leap onto a
-                # card that just landed under its fingers.
+            if len(arm.tips) >= 3 and self.count - arm.drew_back > 3:
+                # Fast over the frame before too: a hand easing in slowly (or poised) can
+                # leap onto a card that just landed under its fingers. Not one that has
+                # just drawn back off the pile, having dealt: it comes down afresh.
                 tp, dp = arm.tips[-3]
                 speed = min(speed, (dp - d0) / max(t0 - tp, 1e-3))
             # The arm itself must be moving in: a hand held still short of the pile
@@ -257,7 +287,11 @@ class HandWatcher:
             return
         arm.since += 1
         prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
-        if prev_tip - tip <= cfg.tip_still and self._moved(band, arm.band) is False:
+        # With another hand on the pile too, the arms' foreground joins there and the
+        # tip runs on into the other hand: only the forearm can say this one is still.
+        crowded = any(a is not arm and a.tips and a.tips[-1][1] <= cfg.on_pile
+                      for a in self.arms)
+        if (crowded or prev_tip - tip <= cfg.tip_still) and self._moved(band, arm.band) is False:
             if not arm.stopped:             # at rest since the frame before this one
                 arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
                 arm.stopped = True
@@ -268,14 +302,15 @@ class HandWatcher:
             arm.still = 0
         if arm.still >= cfg.still_frames - 1:
             seat, off = nearest_seat(self.seats, arm.angle)
-            arm.decided = True
+            arm.decided = arm.slapped = True
             if off <= cfg.max_seat_off:
                 self.ready.append(CameraSlap(seat, float(arm.rest), frame,
                                              round(float(arm.angle), 1), float(arm.arrived)))
-        elif (not arm.stopped and arm.since > cfg.stop_within + 1) or arm.since > cfg.give_up:
+        elif (not arm.stopped and arm.since > (cfg.crowded_within if crowded else
+                                               cfg.stop_within) + 1) or arm.since > cfg.give_up:
             # Still moving after it reached the pile: a card pushed in and gliding to rest,
             # a pile dragged away. Not a slap; it must go back before it can slap.
-            arm.decided = True
+            arm.decided, arm.slapped = True, False
 
     def _match(self, angle: float) -> _Arm:
         best = None

@@ -17,6 +17,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from ..detector.card_reader import CORNER_SPAN
 from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game, parse_card
 from .capture import Frame
@@ -29,6 +30,10 @@ THUMB = 160          # side of the region copy the gate and the landing outline 
 # A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
 # camera's time is when the hand came to rest, the pad's when the force rose.
 CONFIRM_S = 0.4
+# A hand the camera sees on the pile from the player who has just won it, with no
+# pattern on top, is that player picking the pile up (it lands and pauses like a slap),
+# for this long after the win or while the win waits to be collected.
+PICKUP_S = 1.0
 
 
 @dataclass
@@ -166,10 +171,12 @@ class PileWatcher:
         spots = None if self.tracker is None else self.tracker.top_spots
         if spots is not None and len(spots) >= 2:
             d = float(np.linalg.norm(spots[0] - spots[-1]))
-            # Opposite corner indices of a card lie ~0.95 of its height apart.
+            # The top card's two read corners (detections) lie CORNER_SPAN card heights
+            # apart (0.75; sizing by 0.95 took cards for a fifth smaller than they are,
+            # and the camera's slap watcher measures in card heights).
             if d > 8:
                 c = spots.mean(0)
-                return (float(c[0]), float(c[1])), d / 0.95
+                return (float(c[0]), float(c[1])), d / CORNER_SPAN
         if self.roi is not None:
             return (self.roi.x + self.roi.w / 2, self.roi.y + self.roi.h / 2), None
         return None, None
@@ -261,6 +268,7 @@ class LivePipeline:
         self.asking: dict | None = None
         self.held: list[tuple] = []
         self.pad_slaps: deque = deque(maxlen=16)    # (t, seats) of recent slaps not the camera's
+        self.last_win: tuple[int, float] | None = None  # (seat, t) of the last award
         # Every engine event fed, in order: a correction edits this and replays it.
         self.events: list[dict | None] = []
         self.game = game
@@ -338,6 +346,8 @@ class LivePipeline:
         for a in anns:
             if extra and a.get("type") in extra_types:
                 a.update(extra)
+            if a.get("type") == "award" and event.get("t") is not None:
+                self.last_win = (a["seat"], float(event["t"]))
         return [self.announce(a, frame) for a in anns]
 
     def deal(self, t: float | None = None, frame: int | None = None) -> list[dict]:
@@ -565,6 +575,13 @@ class LivePipeline:
             if gone and not seats:
                 return [self.announce({"type": "slap_ignored", "seats": gone, "t": t,
                                        "reason": "out of this hand"}, w.frame_index)]
+        if source == "camera" and len(seats) == 1 and not g.top_patterns:
+            won = g.pending[0] if g.pending is not None else (
+                self.last_win[0] if self.last_win and abs(t - self.last_win[1]) <= PICKUP_S
+                else None)
+            if won == seats[0]:
+                return [self.announce({"type": "slap_ignored", "seats": list(seats), "t": t,
+                                       "reason": "picking up the pile"}, w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))
