@@ -74,6 +74,21 @@ def test_camera_health_says_each_trouble_once():
     assert said == [(51, "frozen"), (60, "ok"), (89, "no picture"), (100, "ok")]
 
 
+def test_an_empty_even_table_is_a_picture_and_a_covered_lens_is_not():
+    """A dark cloth with no cards on it is as even as a covered lens (a rendered one: std
+    1.9 over the frame), but it is the table, and hands come in over it; a covered lens
+    is near black, with a sensor's noise."""
+    rng = np.random.default_rng(1)
+    h = CameraHealth()
+    cloth = np.clip(rng.normal(27, 1.4, (48, 64, 3)), 0, 255).astype(np.uint8)
+    assert cloth[::8, ::8].std() < 2.0          # as even as the check's threshold
+    assert h.check(Frame(0, 0.0, cloth))[0]
+    lens = np.clip(rng.normal(5, 1.5, (48, 64, 3)), 0, 255).astype(np.uint8)
+    assert not h.check(Frame(1, 1 / 30, lens))[0]
+    # One exact shade of any brightness (a dead feed's placeholder) is no picture either.
+    assert not h.check(Frame(2, 2 / 30, np.full((48, 64, 3), 120, np.uint8)))[0]
+
+
 def test_the_pad_unplugged_mid_hand_comes_back_and_referees_the_rest():
     from companion.pad import PadReader, SlapEvent, StatusEvent
     from companion.pad.sim import PadSimulator

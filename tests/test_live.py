@@ -463,7 +463,7 @@ def test_the_winner_picking_the_pile_up_is_no_slap_to_the_camera():
     assert took[0]["reason"] == "picking up the pile" and pipe.game.stacks == stacks
     # Another player's hand then is refereed as before (a late hand on a won pattern).
     assert [c["type"] for c in pipe.slap([2], 2.7, source="camera")] == ["late_slap"]
-    # Long after the win, the winner's hand with no pattern is a wrong slap again.
+    # A second after the win, the winner's hand with no pattern is a wrong slap again.
     pipe.feed({"type": "flip", "card": "2d", "t": 3.0})
     assert any(c["type"] == "wrong_slap" for c in pipe.slap([1], 4.5, source="camera"))
     # A pad's slap is never taken for a pick-up: the pad only feels slaps.

@@ -159,8 +159,10 @@ class CameraHealth:
     is said, since nothing that happens at the table is seen meanwhile. Each trouble is
     said once when it starts (after `after` seconds) and once when it ends."""
 
-    def __init__(self, after: float = 0.3, frozen_after: float = 1.0, flat_std: float = 2.0):
+    def __init__(self, after: float = 0.3, frozen_after: float = 1.0, flat_std: float = 2.0,
+                 dark: float = 16.0):
         self.after, self.frozen_after, self.flat_std = after, frozen_after, flat_std
+        self.dark = dark
         self._flat_since: float | None = None
         self._same_since: float | None = None
         self._prev: np.ndarray | None = None
@@ -170,7 +172,11 @@ class CameraHealth:
         """(whether the frame can be read, a status record to say or None)."""
         img = frame.image
         sample = img[::8, ::8]                 # ~1/64 of the pixels: exact and cheap
-        flat = float(sample.std()) < self.flat_std
+        std = float(sample.std())
+        # A covered lens is near black; a dead feed is one exact shade with no sensor
+        # noise at all. An empty plain table is neither, though it can be as even (a dark
+        # cloth: std 1.9), and its frames are still pictures.
+        flat = std < self.flat_std and (float(sample.mean()) < self.dark or std < 0.5)
         same = self._prev is not None and self._prev.shape == sample.shape and \
             np.array_equal(self._prev, sample)
         self._prev = sample.copy()

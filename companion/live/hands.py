@@ -208,8 +208,11 @@ class HandWatcher:
     def _geometry(self, W: int, H: int, pile, card_h) -> tuple[float, float, float]:
         """The pile's centre and a card's height (image pixels), steadied: a measured
         pile (one with a card height) moves the centre a little at a time and the height
-        is the median of the last looks; a guessed one counts only until one is measured."""
-        if pile is not None and card_h is not None:
+        is the median of the last looks; a guessed one counts only until one is measured.
+        Held while a hand is on the pile: each arm's forearm is watched at a place worked
+        out from the centre, and the place moving would read as the arm moving."""
+        on_pile = any(a.arrived is not None for a in self.arms)
+        if pile is not None and card_h is not None and not (on_pile and self.centre):
             self.sizes.append(float(card_h))
             c = np.float64(pile)
             self.centre = tuple(c if self.centre is None else

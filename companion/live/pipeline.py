@@ -33,7 +33,7 @@ CONFIRM_S = 0.4
 # A hand the camera sees on the pile from the player who has just won it, with no
 # pattern on top, is that player picking the pile up (it lands and pauses like a slap),
 # for this long after the win or while the win waits to be collected.
-PICKUP_S = 1.0
+PICKUP_S = 0.5
 
 
 @dataclass
