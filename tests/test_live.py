@@ -463,14 +463,28 @@ def test_the_winner_picking_the_pile_up_is_no_slap_to_the_camera():
     assert took[0]["reason"] == "picking up the pile" and pipe.game.stacks == stacks
     # Another player's hand then is refereed as before (a late hand on a won pattern).
     assert [c["type"] for c in pipe.slap([2], 2.7, source="camera")] == ["late_slap"]
-    # A second after the win, the winner's hand with no pattern is a wrong slap again.
-    pipe.feed({"type": "flip", "card": "2d", "t": 3.0})
-    assert any(c["type"] == "wrong_slap" for c in pipe.slap([1], 4.5, source="camera"))
+    # Once a card has come since the win, the winner's hand is on that card: refereed
+    # (a wrong slap here), even within the second.
+    pipe.feed({"type": "flip", "card": "2d", "t": 2.8})
+    assert any(c["type"] == "wrong_slap" for c in pipe.slap([1], 2.9, source="camera"))
     # A pad's slap is never taken for a pick-up: the pad only feels slaps.
-    pipe.feed({"type": "flip", "card": "9c", "t": 5.0})
-    pipe.feed({"type": "flip", "card": "9d", "t": 5.5})
-    assert any(c["type"] == "award" for c in pipe.slap([0], 6.0))
-    assert "slap_ignored" not in [c["type"] for c in pipe.slap([0], 6.3)]
+    pipe.feed({"type": "flip", "card": "9c", "t": 8.0})
+    pipe.feed({"type": "flip", "card": "9d", "t": 8.5})
+    assert any(c["type"] == "award" for c in pipe.slap([0], 9.0))
+    assert "slap_ignored" not in [c["type"] for c in pipe.slap([0], 9.3)]
+
+
+def test_a_pile_won_by_a_challenge_is_picked_up_by_its_winner_not_slapped():
+    """A challenge won waits for its winner to collect the pile: that player's hand on
+    it, however late, is the pick-up; another player's is still a slap."""
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["challenge"]),
+                        roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [10, 10]})
+    pipe.feed({"type": "flip", "card": "Jc", "t": 1.0})
+    pipe.feed({"type": "flip", "card": "5s", "t": 1.5})
+    assert pipe.game.pending is not None and pipe.game.pending[0] == 0
+    assert [c["type"] for c in pipe.slap([0], 4.0, source="camera")] == ["slap_ignored"]
+    assert [c["type"] for c in pipe.slap([1], 4.2, source="camera")] == ["wrong_slap"]
 
 
 def test_the_pile_is_sized_by_the_top_cards_two_read_corners():

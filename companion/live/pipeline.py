@@ -31,9 +31,10 @@ THUMB = 160          # side of the region copy the gate and the landing outline 
 # camera's time is when the hand came to rest, the pad's when the force rose.
 CONFIRM_S = 0.4
 # A hand the camera sees on the pile from the player who has just won it, with no
-# pattern on top, is that player picking the pile up (it lands and pauses like a slap),
-# for this long after the win or while the win waits to be collected.
-PICKUP_S = 0.5
+# pattern on top, is that player picking the pile up (it lands and pauses like a slap):
+# while the win waits to be collected, or after it until the next card (at most this
+# long: the referee may see the pile go before the hand has settled).
+PICKUP_S = 1.0
 
 
 @dataclass
@@ -348,6 +349,8 @@ class LivePipeline:
                 a.update(extra)
             if a.get("type") == "award" and event.get("t") is not None:
                 self.last_win = (a["seat"], float(event["t"]))
+        if event.get("type") == "flip":
+            self.last_win = None        # a new card: a hand now is on it, no pick-up
         return [self.announce(a, frame) for a in anns]
 
     def deal(self, t: float | None = None, frame: int | None = None) -> list[dict]:
