@@ -300,7 +300,8 @@ def _detector(args: argparse.Namespace, photo: bool = False, model: str | Path |
     from .detector.model import ModelError, load_detector
     try:
         return load_detector(model or args.model, args.imgsz, args.conf, args.reader,
-                             photo=photo, deck=getattr(args, "deck", None))
+                             photo=photo, deck=getattr(args, "deck", None),
+                             veto=getattr(args, "veto", None))
     except (ModelError, DeckError) as exc:
         raise CommandError(str(exc)) from None
 
@@ -532,6 +533,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--reader", default=None, metavar="PATH",
                        help="corner reader (.onnx; default corner_reader.onnx beside the "
                             "finder, else the shipped one)")
+        p.add_argument("--veto", type=float, default=None, metavar="P",
+                       help="a named card is 'unclear' when the middle reader (pips or a "
+                            "picture) gives its rank less than P (default 0.03 for photos, "
+                            "0 for video; 0: the middle is not read)")
         if deck:
             deck_arg(p)
 

@@ -22,7 +22,9 @@ import cv2
 import numpy as np
 
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
-from .detections import Detections, ModelError, default_threads, letterbox, onnx_session, shrink
+from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
+                         shrink, warp_quad)
+from .middle_reader import MiddleReader, agrees, middle_crop
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -72,27 +74,9 @@ def corner_quad(card: np.ndarray) -> np.ndarray:
 
 def corner_crop(image: np.ndarray, card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The upright CROP_H x CROP_W crop of a card's top-left corner, and that region's
-    outline in the image. Large regions are first shrunk with area averaging (a straight
-    warp of a phone photo would alias the thin strokes of the index)."""
+    outline in the image."""
     quad = corner_quad(card)
-    dst = np.float32([[0, 0], [CROP_W, 0], [CROP_W, CROP_H], [0, CROP_H]])
-    side = float(np.linalg.norm(quad[3] - quad[0]))
-    factor = side / (CROP_H * 1.25)
-    src, img = quad, image
-    if factor > 1.5:
-        H, W = image.shape[:2]
-        x0, y0 = np.floor(quad.min(0)).astype(int) - 2
-        x1, y1 = np.ceil(quad.max(0)).astype(int) + 2
-        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
-        if x1 - x0 >= 2 and y1 - y0 >= 2:
-            region = image[y0:y1, x0:x1]
-            nw, nh = max(1, int(round((x1 - x0) / factor))), max(1, int(round((y1 - y0) / factor)))
-            img = cv2.resize(region, (nw, nh), interpolation=cv2.INTER_AREA)
-            src = (quad - np.float32([x0, y0])) * np.float32([nw / (x1 - x0), nh / (y1 - y0)])
-    M = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
-    crop = cv2.warpPerspective(img, M, (CROP_W, CROP_H), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
-    return crop, quad
+    return warp_quad(image, quad, CROP_W, CROP_H), quad
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -240,7 +224,9 @@ class CardReaderDetector:
                  looks: tuple[str, ...] = ("found",),
                  turns: tuple[float, ...] = (),
                  retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False,
-                 on_table: bool = False, pool_looks: bool = True) -> None:
+                 on_table: bool = False, pool_looks: bool = True,
+                 middle: MiddleReader | None = None, veto: float = 0.0,
+                 suit_veto: float = 0.0) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -250,8 +236,11 @@ class CardReaderDetector:
         that reads nothing is turned by about its centre and read again. whole_frame: the
         picture's own bounds are read as one more outline (a photo taken so close that the
         card fills it has no edges for the finder to find). on_table: what stands out from
-        a plain table is read too (`table_outlines`: a design the finder does not know)."""
+        a plain table is read too (`table_outlines`: a design the finder does not know).
+        middle: the middle reader, an independent cue to the rank and suit: a card it
+        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear"."""
         self.finder, self.reader = finder, reader
+        self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.imgsz = finder.imgsz
         self.conf = conf
         self.looks, self.turns, self.retry = looks, turns, retry
@@ -301,7 +290,7 @@ class CardReaderDetector:
                 x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
                 x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
                 found.append(([x1, y1, x2, y2], float(p[cls]), cls))
-        return float(pooled[k][cls]), found
+        return float(pooled[k][cls]), found, 2 * k
 
     def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float):
         """Every outline read with one reader call (a call costs more than a crop):
@@ -316,12 +305,27 @@ class CardReaderDetector:
             quads = [o[0] for o in looks]
         prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
-        out, i = [], 0
-        for q, (crops, looks, ends, regions) in zip(quads, prepared):
-            out.append((q, *self._decide(probs[i:i + len(crops)], looks, ends, regions, conf,
-                                         W, H)))
+        out, readings, i = [], [], 0
+        for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
+            pooled, found, reading = self._decide(probs[i:i + len(crops)], n_looks, ends,
+                                                  regions, conf, W, H)
+            out.append((q, pooled, found))
+            readings.append(orientations(outlines[-1])[reading])
             i += len(crops)
-        return out
+        return self._check_middles(image, out, readings)
+
+    def _check_middles(self, image: np.ndarray, cards: list, readings: list) -> list:
+        """Cards whose middle says another rank group (the middle reader sure of it) made
+        unclear: no detections, and no weight against another outline of the card."""
+        named = [j for j, (_, _, found) in enumerate(cards) if found]
+        if self.middle is None or not named:
+            return cards
+        probs = self.middle([middle_crop(image, readings[j]) for j in named])
+        for j, p in zip(named, probs):
+            q, _, found = cards[j]
+            if not agrees(p, found[0][2], self.veto, self.suit_veto):
+                cards[j] = (q, 0.0, [])
+        return cards
 
     def _retry(self, image: np.ndarray, card, conf: float):
         """A found card that read nothing, or one end only, its box turned each way and

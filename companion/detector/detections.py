@@ -71,6 +71,29 @@ def shrink(image: np.ndarray, w: int, h: int) -> np.ndarray:
     return cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
+def warp_quad(image: np.ndarray, quad: np.ndarray, w: int, h: int) -> np.ndarray:
+    """The region inside quad (TL, TR, BR, BL) warped upright to h x w. Large regions are
+    first shrunk with area averaging (a straight warp of a phone photo would alias the
+    thin strokes of an index)."""
+    dst = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    side = float(np.linalg.norm(quad[3] - quad[0]))
+    factor = side / (h * 1.25)
+    src, img = quad, image
+    if factor > 1.5:
+        H, W = image.shape[:2]
+        x0, y0 = np.floor(quad.min(0)).astype(int) - 2
+        x1, y1 = np.ceil(quad.max(0)).astype(int) + 2
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
+        if x1 - x0 >= 2 and y1 - y0 >= 2:
+            region = image[y0:y1, x0:x1]
+            nw, nh = max(1, int(round((x1 - x0) / factor))), max(1, int(round((y1 - y0) / factor)))
+            img = cv2.resize(region, (nw, nh), interpolation=cv2.INTER_AREA)
+            src = (quad - np.float32([x0, y0])) * np.float32([nw / (x1 - x0), nh / (y1 - y0)])
+    M = cv2.getPerspectiveTransform(np.asarray(src, np.float32), dst)
+    return cv2.warpPerspective(img, M, (w, h), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, float, float]:
     """Fit into size x size keeping the aspect ratio, grey padding (as ultralytics trains)."""
     h, w = image.shape[:2]

@@ -12,10 +12,12 @@ from pathlib import Path
 
 from .card_reader import CardFinder, CardReaderDetector, CornerReader
 from .detections import Detector, ModelError, default_threads, onnx_session
+from .middle_reader import MiddleReader
 
 MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 CARD_FINDER = MODELS / "card_finder.onnx"        # YOLO11n-OBB, one class: whole face-up cards
 CORNER_READER = MODELS / "corner_reader.onnx"    # reads a straightened corner
+MIDDLE_READER = MODELS / "middle_reader.onnx"    # rank group and suit from the card's middle
 # The same finder with int8 weights and activations but a float head (quantize.py): for
 # video, where it must keep up with the camera; still photos take the float one.
 LIVE_FINDER = MODELS / "card_finder-int8.onnx"
@@ -29,6 +31,13 @@ PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees
 # 0.25 the first real-deck reader named 3 wrong cards of 260 there, at 0.45 one, losing one
 # right). Video: low, because the flip tracker asks more itself (0.55 on two looks).
 PHOTO_CONF, LIVE_CONF = 0.45, 0.25
+# A named card is "unclear" when the middle reader, counting pips, gives its rank group less
+# than VETO, or gives its suit less than SUIT_VETO (middle_reader.agrees; 0: the middle is
+# not read). Chosen on realdecks/valid (session 12): 0.03 took 6c->4c, and lost a 10h; the
+# suit veto at 0.01 changed nothing there, at 0.1 it cost 7 right cards for 2 wrong ones.
+# Video does not read the middle: the flip tracker's consecutive looks are its check.
+PHOTO_VETO, PHOTO_SUIT_VETO = 0.03, 0.01
+LIVE_VETO = 0.0
 
 
 def default_model(photo: bool = False) -> Path:
@@ -38,14 +47,15 @@ def default_model(photo: bool = False) -> Path:
 
 def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                   conf: float | None = None, reader: str | Path | None = None,
-                  photo: bool = False, deck=None) -> Detector:
+                  photo: bool = False, deck=None, veto: float | None = None) -> Detector:
     """The card reader: a card finder (`.onnx`, a one-class YOLO-OBB export) and the corner
     reader (`reader`, default `corner_reader.onnx` beside the finder, else the shipped one).
     Without a path, the shipped finder (its int8 copy for video frames). Without imgsz,
     the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF.
     deck: an enrolled deck (a name, a path or an EnrolledDeck, companion.deck): corners
     are then read as that deck's cards. A deck enrolled with another reader is refused
-    (DeckError)."""
+    (DeckError). veto: the middle reader's veto (default PHOTO_VETO or LIVE_VETO; 0 reads
+    no middle)."""
     path = Path(default_model(photo) if path is None else path)
     if path.suffix != ".onnx":
         raise ModelError(f"{path}: not an ONNX model (export a checkpoint with "
@@ -77,8 +87,11 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         else:
             deck = EnrolledDeck.load(deck, reader=rid)
         corner_reader.deck = deck
+    veto = (PHOTO_VETO if photo else LIVE_VETO) if veto is None else veto
+    suit_veto = PHOTO_SUIT_VETO if photo and veto > 0 else 0.0
+    middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
     return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
-                              on_table=photo)
+                              on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto)

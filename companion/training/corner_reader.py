@@ -174,7 +174,7 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """What a camera and an imperfect box add: light, white balance, blur or
     over-sharpening, a webcam's low resolution, noise, JPEG, and a box a few per cent off."""
     x = x.astype(np.float32)
-    n = len(x)
+    n, h, w = x.shape[:3]
     gain = rng.uniform(0.55, 1.3, (n, 1, 1, 1)) * rng.uniform(0.85, 1.15, (n, 1, 1, 3))
     x = x * gain + rng.uniform(-35, 30, (n, 1, 1, 1))
     mean = x.mean((1, 2, 3), keepdims=True)
@@ -187,17 +187,17 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         x[i] = x[i] + float(rng.uniform(0.5, 1.5)) * (x[i] - soft)
     for i in np.nonzero(rng.random(n) < 0.35)[0]:      # a far or cheap camera: fewer pixels
         f = float(rng.uniform(0.4, 0.85))
-        small = cv2.resize(x[i], (max(8, int(CROP_W * f)), max(8, int(CROP_H * f))),
+        small = cv2.resize(x[i], (max(8, int(w * f)), max(8, int(h * f))),
                            interpolation=cv2.INTER_AREA)
-        x[i] = cv2.resize(small, (CROP_W, CROP_H), interpolation=cv2.INTER_LINEAR)
+        x[i] = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
     x += rng.normal(0, 1, (n, 1, 1, 1)) * rng.uniform(0, 8) * rng.standard_normal(x.shape)
     out = np.empty_like(x)
-    centre = (CROP_W / 2, CROP_H / 2)
+    centre = (w / 2, h / 2)
     for i in range(n):
         M = cv2.getRotationMatrix2D(centre, float(rng.normal(0, 2.5)),
                                     float(np.exp(rng.normal(0, 0.06))))
         M[:, 2] += rng.normal(0, 2.0, 2)
-        out[i] = cv2.warpAffine(x[i], M, (CROP_W, CROP_H), borderMode=cv2.BORDER_REPLICATE)
+        out[i] = cv2.warpAffine(x[i], M, (w, h), borderMode=cv2.BORDER_REPLICATE)
     out = np.clip(out, 0, 255)
     for i in np.nonzero(rng.random(n) < 0.2)[0]:
         q = int(rng.integers(25, 80))

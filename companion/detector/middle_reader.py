@@ -1,0 +1,100 @@
+"""The middle reader: a second, independent cue to a card's rank, from its middle.
+
+The corner reader names a card from its index alone, and its wrong cards are mostly a
+rank one pip off where the index is small or blurred (a 5c read 6c, a 9s read 10s) or a
+number read as a court. The middle of a card says the same thing another way: the count
+and layout of its pips, or a picture. This small CNN reads the straightened card with its
+four corners blanked out (so it cannot learn the index and share the corner reader's
+mistakes) and answers one of `GROUPS`: the ace, 2-10, or "a court" (a jack, queen and
+king differ by a picture no two decks draw alike, so they are one group), and the suit
+(a middle's pips are far larger than the index's). Where it is sure the card is not what
+the corner reader named, the card is "unclear", never a wrong card (`agrees`,
+`CardReaderDetector`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..engine.cards import RANKS, SUITS
+from .detections import ModelError, onnx_session, warp_quad
+
+GROUPS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "court")
+COURT = len(GROUPS) - 1
+MID_W, MID_H = 48, 68                # reader input: the whole card (pixels)
+# Blanked at each corner (share of the card's width / height): where indices sit. Wider
+# (0.2 x 0.26) hid the corner pips of some decks' 4s and 10s.
+BLANK_W, BLANK_H = 0.16, 0.22
+BLANK_GREY = 128
+OUTPUTS = len(GROUPS) + len(SUITS)   # the rank group's logits, then the suit's
+
+
+def rank_group(rank: int) -> int:
+    """The group of a rank index (RANKS order): its own for A-10, one for the courts."""
+    return min(rank, COURT)
+
+
+def blank_corners(crop: np.ndarray) -> np.ndarray:
+    """The crop with its four corner windows filled with grey."""
+    out = crop.copy()
+    h, w = out.shape[:2]
+    bw, bh = int(round(BLANK_W * w)), int(round(BLANK_H * h))
+    for ys in (slice(0, bh), slice(h - bh, h)):
+        for xs in (slice(0, bw), slice(w - bw, w)):
+            out[ys, xs] = BLANK_GREY
+    return out
+
+
+def middle_crop(image: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """The card (corners TL, TR, BR, BL in image pixels) straightened to MID_H x MID_W,
+    its corner indices blanked."""
+    return blank_corners(warp_quad(image, np.asarray(card, np.float32), MID_W, MID_H))
+
+
+class MiddleReader:
+    """The middle reader through ONNX Runtime: middle crops -> (N, len(GROUPS) + 4)
+    probabilities: the rank group's, then the suit's (SUITS order)."""
+
+    def __init__(self, path: str | Path, threads: int = 2) -> None:
+        self.path = Path(path)
+        self.session = onnx_session(self.path, threads)
+        self.input = self.session.get_inputs()[0].name
+        inp = self.session.get_inputs()[0].shape
+        out = self.session.get_outputs()[0].shape
+        if inp[2:] != [MID_H, MID_W] or len(out) != 2 or out[1] != OUTPUTS:
+            raise ModelError(f"{path}: reads {inp[2:]} -> {out}, not a middle reader's "
+                             f"[{MID_H}, {MID_W}] -> {OUTPUTS} (rank groups and suits)")
+
+    def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, OUTPUTS), np.float32)
+        arr = np.stack(crops).astype(np.float32) / 255.0
+        blob = np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))
+        return probabilities(self.session.run(None, {self.input: blob})[0])
+
+
+def probabilities(logits: np.ndarray) -> np.ndarray:
+    """Softmax of the rank-group logits and of the suit logits, each on its own."""
+    out = np.empty_like(logits, dtype=np.float32)
+    for part in (slice(0, len(GROUPS)), slice(len(GROUPS), OUTPUTS)):
+        z = logits[:, part] - logits[:, part].max(1, keepdims=True)
+        e = np.exp(z)
+        out[:, part] = e / e.sum(1, keepdims=True)
+    return out
+
+
+def agrees(probs: np.ndarray, card_cls: int, veto: float, suit_veto: float) -> bool:
+    """Whether a middle reading lets the corner reader's card stand. It does not when the
+    middle counts pips (its likeliest group is 2-10) and gives the card's rank group less
+    than `veto`, or sees pips (2-10 or an ace) and gives the card's suit less than
+    `suit_veto`. A middle that sees an ace or a picture is no veto on the rank (an art
+    deck's middle is a picture whatever the card: on realdecks/valid those were its sure
+    mistakes), and a picture none on the suit (a court's suit is printed by its index)."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    rank, suit = card_cls % len(RANKS), card_cls // len(RANKS)
+    seen = int(groups.argmax())
+    if 1 <= seen < COURT and float(groups[rank_group(rank)]) < veto:
+        return False
+    return seen == COURT or float(suits[suit]) >= suit_veto

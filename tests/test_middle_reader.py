@@ -1,0 +1,131 @@
+"""The middle reader: a card's rank group from its middle (pips or a picture), and the
+veto that makes a corner reading it contradicts "unclear" instead of a wrong card."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.detector.card_reader import CardReaderDetector, CornerReader, orientations
+from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
+                                              OUTPUTS, MiddleReader, agrees, blank_corners,
+                                              middle_crop, rank_group)
+from companion.detector.model import MIDDLE_READER, MODELS
+from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
+from companion.render.faces import Deck, DeckStyle
+from companion.render.scene import card_transform, warp_onto
+
+
+def _placed(name: str, angle: float, style: int):
+    face = Deck(DeckStyle.random(style)).face(CLASS_NAMES.index(name))
+    canvas = np.full((600, 600, 3), (40, 70, 30), np.uint8)
+    H = card_transform(face, (300, 300), 420, angle)
+    warp_onto(canvas, face, H)
+    fh, fw = face.image.shape[:2]
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    return canvas, quad
+
+
+def test_groups_are_the_ranks_with_the_courts_as_one():
+    assert [GROUPS[rank_group(r)] for r in range(10)] == list(RANKS[:10])
+    assert {rank_group(RANKS.index(r)) for r in "JQK"} == {COURT}
+
+
+def test_corners_are_blanked_and_the_middle_kept():
+    crop = np.random.default_rng(0).integers(0, 255, (MID_H, MID_W, 3), np.uint8)
+    out = blank_corners(crop)
+    for ys, xs in ((0, 0), (0, -1), (-1, 0), (-1, -1)):
+        assert (out[ys, xs] == BLANK_GREY).all()
+    assert (out[MID_H // 2, :] == crop[MID_H // 2, :]).all()      # the middle row untouched
+    assert (out[:, MID_W // 2] == crop[:, MID_W // 2]).all()
+    assert (crop != BLANK_GREY).any() and out is not crop
+
+
+@pytest.mark.parametrize("angle", [0, 40, 125, 250])
+def test_the_middle_is_straightened_whatever_the_cards_angle(angle):
+    """The same card at any angle gives the same straightened middle; read from the other
+    end it is the same middle half turned."""
+    upright_canvas, upright_quad = _placed("7h", 0, 5)
+    want = middle_crop(upright_canvas, orientations(upright_quad)[0])
+    canvas, quad = _placed("7h", angle, 5)
+    reads = orientations(quad)
+    got = [middle_crop(canvas, r) for r in reads[:2]]
+    diffs = [np.abs(g.astype(int) - want.astype(int)).mean() for g in got]
+    half = [np.abs(np.rot90(g, 2).astype(int) - want.astype(int)).mean() for g in got]
+    # One reading is the upright card, the other that card half turned.
+    assert min(diffs) < 12 and min(half) < 12, (diffs, half)
+    assert got[0].shape == (MID_H, MID_W, 3)
+
+
+class FixedMiddle:
+    """A middle reader that is sure of one rank group and one suit, and keeps what it was
+    shown."""
+
+    def __init__(self, group: int, suit: str) -> None:
+        self.p = np.full(OUTPUTS, 0.001, np.float32)
+        self.p[group] = self.p[len(GROUPS) + SUITS.index(suit)] = 0.99
+        self.seen = []
+
+    def __call__(self, crops):
+        self.seen += crops
+        return np.tile(self.p, (len(crops), 1))
+
+
+def test_a_card_the_middle_contradicts_is_unclear_and_one_it_confirms_is_named():
+    canvas, quad = _placed("5c", 20, 5)
+
+    class Finder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([quad]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+
+    def names(middle):
+        det = CardReaderDetector(Finder(), reader, middle=middle, veto=0.03, suit_veto=0.03)
+        return set(det(canvas).names), det.cards(canvas)[0][1]
+
+    assert set(CardReaderDetector(Finder(), reader)(canvas).names) == {"5c"}
+    six = FixedMiddle(rank_group(5), "c")              # six pips: not a 5
+    assert names(six) == (set(), 0.0)
+    assert six.seen and six.seen[0].shape == (MID_H, MID_W, 3)
+    assert names(FixedMiddle(rank_group(4), "s"))[0] == set()      # spades: not clubs
+    assert names(FixedMiddle(rank_group(4), "c"))[0] == {"5c"}
+    # A picture or one large symbol is no veto on the rank: an art deck's middle.
+    assert names(FixedMiddle(COURT, "c"))[0] == {"5c"}
+    assert names(FixedMiddle(0, "c"))[0] == {"5c"}
+
+
+def test_the_veto_rule():
+    court = FixedMiddle(COURT, "d").p
+    assert agrees(court, CLASS_NAMES.index("Qd"), 0.03, 0.03)
+    assert agrees(court, CLASS_NAMES.index("6d"), 0.03, 0.03)       # a picture: no veto
+    assert agrees(court, CLASS_NAMES.index("Qh"), 0.03, 0.03)       # not on the suit either
+    two = FixedMiddle(rank_group(1), "s").p
+    assert not agrees(two, CLASS_NAMES.index("Qs"), 0.03, 0.03)
+    assert agrees(two, CLASS_NAMES.index("Qs"), 0.0, 0.03)          # no rank veto asked
+    assert not agrees(two, CLASS_NAMES.index("2h"), 0.03, 0.03)     # pips: hearts are not spades
+    assert agrees(two, CLASS_NAMES.index("2h"), 0.03, 0.0)          # no suit veto asked
+    ace = FixedMiddle(0, "c").p
+    assert agrees(ace, CLASS_NAMES.index("5c"), 0.03, 0.03)
+    assert not agrees(ace, CLASS_NAMES.index("Ad"), 0.03, 0.03)
+
+
+@pytest.mark.skipif(not MIDDLE_READER.is_file(), reason="no shipped middle reader")
+def test_the_shipped_middle_reader_counts_the_pips_of_a_deck_style_it_never_saw():
+    """Style seeds 2-4 are not among the training styles (31000 onwards): a rendered
+    card's middle, at an angle, names its rank group, and the suit of its pips."""
+    middle = MiddleReader(MIDDLE_READER)
+    right = total = 0
+    for style in (2, 3, 4):
+        for name in ("As", "2h", "3c", "4d", "5s", "6h", "7c", "8d", "9s", "10h", "Jc", "Kd"):
+            canvas, quad = _placed(name, 30, style)
+            p = middle([middle_crop(canvas, orientations(quad)[0])])[0]
+            group = rank_group(RANKS.index(name[:-1]))
+            right += int(p[:len(GROUPS)].argmax()) == group
+            if group != COURT:          # a court's suit is printed by its index, blanked
+                right += int(p[len(GROUPS):].argmax()) == SUITS.index(name[-1])
+            total += 1 + (group != COURT)
+    assert right >= total - 3, f"{right} of {total}"
