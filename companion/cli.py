@@ -380,10 +380,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     deck = det.reader.deck
     print(f"== card finder + corner reader ({photo_model.name} for photos, {live_model.name} "
           f"for video frames; reader {Path(det.reader.path).name}"
+          + (f"; photos: middle reader {det.middle.path.name}, veto {det.veto} / suit "
+             f"{det.suit_veto}" if det.middle is not None else "; no middle reader")
           + (f"; enrolled deck {deck.name}, {len(deck.cards)} cards" if deck else "") + ")")
     rows = []
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
-    if not real.is_dir():
+    if args.real == "off":
+        pass
+    elif not real.is_dir():
         print(f"real photos: {real} not found; skipped (they are not part of the project)")
     else:
         r = ev.eval_real(det, real, conf=det.conf)
@@ -534,9 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="corner reader (.onnx; default corner_reader.onnx beside the "
                             "finder, else the shipped one)")
         p.add_argument("--veto", type=float, default=None, metavar="P",
-                       help="a named card is 'unclear' when the middle reader (pips or a "
-                            "picture) gives its rank less than P (default 0.03 for photos, "
-                            "0 for video; 0: the middle is not read)")
+                       help="a named card is 'unclear' when the middle reader, counting "
+                            "its pips, gives its rank less than P (default 0.03 for photos, "
+                            "with its suit under 0.01 a veto too; 0 for video; 0: the middle "
+                            "is not read)")
         if deck:
             deck_arg(p)
 
@@ -673,7 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(p, True)
 
     p = add("eval", cmd_eval, "measure the detector: real photos, real decks, rendered set, speed")
-    p.add_argument("--real", default=None, metavar="DIR",
+    p.add_argument("--real", default=None, metavar="DIR|off",
                    help="folder of real photos named by card (default ../shared/realcards)")
     p.add_argument("--realdecks", default=None, metavar="DIR|off",
                    help="real deck images in <card>/ folders, never trained on (default "
