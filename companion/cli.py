@@ -541,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a named card is 'unclear' when the middle reader, counting "
                             "its pips, gives its rank less than P (default 0.03 for photos, "
                             "with its suit under 0.01 a veto too; 0 for video; 0: the middle "
-                            "is not read)")
+                            "is not read, so it neither vetoes nor confirms a card)")
         if deck:
             deck_arg(p)
 

@@ -10,7 +10,7 @@ import pytest
 from companion.detector.card_reader import CardReaderDetector, CornerReader, orientations
 from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
                                               OUTPUTS, MiddleReader, agrees, blank_corners,
-                                              middle_crop, rank_group)
+                                              confirms, middle_crop, rank_group)
 from companion.detector.model import MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
@@ -129,3 +129,38 @@ def test_the_shipped_middle_reader_counts_the_pips_of_a_deck_style_it_never_saw(
                 right += int(p[len(GROUPS):].argmax()) == SUITS.index(name[-1])
             total += 1 + (group != COURT)
     assert right >= total - 3, f"{right} of {total}"
+
+
+class UnsureReader:
+    """A corner reader that reads every crop as the 5 of clubs at 0.35 (under the photo
+    threshold), "no index" at 0.3."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.35 / 51, np.float32)
+        p[:, CLASS_NAMES.index("5c")] = 0.35
+        p[:, -1] = 0.3
+        return p
+
+
+def test_an_unsure_card_is_named_when_its_middle_reads_it_surely():
+    canvas, quad = _placed("5c", 20, 5)
+
+    class Finder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([quad]), np.float32([0.9])
+
+    def names(middle, confirm=0.9):
+        return set(CardReaderDetector(Finder(), UnsureReader(), conf=0.45, retry=(),
+                                      middle=middle, veto=0.03, suit_veto=0.01,
+                                      confirm=confirm, confirm_conf=0.25)(canvas).names)
+
+    assert names(None) == set()
+    assert names(FixedMiddle(rank_group(4), "c")) == {"5c"}
+    assert names(FixedMiddle(rank_group(4), "c"), confirm=1.0) == set()   # confirmation off
+    assert names(FixedMiddle(rank_group(5), "c")) == set()                # six pips
+    assert names(FixedMiddle(rank_group(4), "h")) == set()                # hearts
+    assert names(FixedMiddle(COURT, "c")) == set()       # a picture confirms no rank
+    assert confirms(FixedMiddle(rank_group(4), "c").p, CLASS_NAMES.index("5c"), 0.9)
+    assert not confirms(FixedMiddle(COURT, "c").p, CLASS_NAMES.index("Qc"), 0.9)

@@ -24,7 +24,7 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, warp_quad)
-from .middle_reader import MiddleReader, agrees, middle_crop
+from .middle_reader import MiddleReader, agrees, confirms, middle_crop
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -226,7 +226,8 @@ class CardReaderDetector:
                  retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False,
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
-                 suit_veto: float = 0.0) -> None:
+                 suit_veto: float = 0.0, confirm: float = 1.0,
+                 confirm_conf: float = 0.25) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -238,9 +239,12 @@ class CardReaderDetector:
         card fills it has no edges for the finder to find). on_table: what stands out from
         a plain table is read too (`table_outlines`: a design the finder does not know).
         middle: the middle reader, an independent cue to the rank and suit: a card it
-        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear"."""
+        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear"; a card whose
+        ends read it only at `confirm_conf` is named when the middle's pips say the same
+        rank and suit with at least `confirm` (middle_reader.confirms; 1: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
+        self.confirm, self.confirm_conf = confirm, confirm_conf
         self.imgsz = finder.imgsz
         self.conf = conf
         self.looks, self.turns, self.retry = looks, turns, retry
@@ -305,26 +309,36 @@ class CardReaderDetector:
             quads = [o[0] for o in looks]
         prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
-        out, readings, i = [], [], 0
+        out, readings, unsure, i = [], [], [], 0
+        low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf < conf
         for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
-            pooled, found, reading = self._decide(probs[i:i + len(crops)], n_looks, ends,
-                                                  regions, conf, W, H)
+            p = probs[i:i + len(crops)]
+            pooled, found, reading = self._decide(p, n_looks, ends, regions, conf, W, H)
             out.append((q, pooled, found))
             readings.append(orientations(outlines[-1])[reading])
+            unsure.append(None if found or not low else
+                          self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H)[1])
             i += len(crops)
-        return self._check_middles(image, out, readings)
+        return self._check_middles(image, out, readings, unsure)
 
-    def _check_middles(self, image: np.ndarray, cards: list, readings: list) -> list:
-        """Cards whose middle says another rank group (the middle reader sure of it) made
-        unclear: no detections, and no weight against another outline of the card."""
-        named = [j for j, (_, _, found) in enumerate(cards) if found]
-        if self.middle is None or not named:
+    def _check_middles(self, image: np.ndarray, cards: list, readings: list,
+                       unsure: list) -> list:
+        """The middle read as a second cue. A named card it contradicts is made unclear
+        (no detections, and no weight against another outline of the card); an unsure one
+        (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
+        is named."""
+        if self.middle is None:
             return cards
-        probs = self.middle([middle_crop(image, readings[j]) for j in named])
-        for j, p in zip(named, probs):
-            q, _, found = cards[j]
-            if not agrees(p, found[0][2], self.veto, self.suit_veto):
+        ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j]]
+        if not ask:
+            return cards
+        probs = self.middle([middle_crop(image, readings[j]) for j in ask])
+        for j, p in zip(ask, probs):
+            q, pooled, found = cards[j]
+            if found and not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
+            elif not found and confirms(p, unsure[j][0][2], self.confirm):
+                cards[j] = (q, pooled, unsure[j])
         return cards
 
     def _retry(self, image: np.ndarray, card, conf: float):

@@ -98,3 +98,13 @@ def agrees(probs: np.ndarray, card_cls: int, veto: float, suit_veto: float) -> b
     if 1 <= seen < COURT and float(groups[rank_group(rank)]) < veto:
         return False
     return seen == COURT or float(suits[suit]) >= suit_veto
+
+
+def confirms(probs: np.ndarray, card_cls: int, confirm: float) -> bool:
+    """Whether a middle reading is sure enough of a card the corner reader was unsure of:
+    its pips (2-10 or an ace) read as that rank group and that suit, each with at least
+    `confirm`. A court's middle cannot tell a jack from a king, so it confirms nothing."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    rank, suit = card_cls % len(RANKS), card_cls // len(RANKS)
+    group = rank_group(rank)
+    return group != COURT and float(groups[group]) >= confirm and float(suits[suit]) >= confirm

@@ -38,6 +38,10 @@ PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 # Video does not read the middle: the flip tracker's consecutive looks are its check.
 PHOTO_VETO, PHOTO_SUIT_VETO = 0.03, 0.01
 LIVE_VETO = 0.0
+# A photo's card whose ends read it at 0.25 but not PHOTO_CONF is named when the middle's
+# pips read the same rank group and suit, each at least PHOTO_CONFIRM (chosen on
+# realdecks/valid: 0.8 named 3 more cards right and none wrong, 0.9 one more).
+PHOTO_CONFIRM, CONFIRM_CONF = 0.8, 0.25
 
 
 def default_model(photo: bool = False) -> Path:
@@ -94,4 +98,5 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
-                              on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto)
+                              on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto,
+                              confirm=PHOTO_CONFIRM if photo else 1.0, confirm_conf=CONFIRM_CONF)
