@@ -33,11 +33,11 @@ PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees
 PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 # A named card is "unclear" when the middle reader, counting pips, gives its rank group less
 # than VETO, or gives its suit less than SUIT_VETO (middle_reader.agrees; 0: the middle is
-# not read). Chosen on realdecks/valid (session 12): 0.03 took 6c->4c, and lost a 10h; the
-# suit veto at 0.01 changed nothing there, at 0.1 it cost 7 right cards for 2 wrong ones.
-# Video does not read the middle: the flip tracker's consecutive looks are its check.
-PHOTO_VETO, PHOTO_SUIT_VETO = 0.03, 0.01
-LIVE_VETO = 0.0
+# not read). Chosen on realdecks/valid photos (session 12): 0.03 took 6c->4c, and lost a
+# 10h; the suit veto at 0.01 changed nothing there, at 0.1 it cost 7 right cards for 2
+# wrong ones. On video too: on rendered piles of the choosing seed 31337 it took 5 of the
+# 6 misread top cards away and named as many right.
+VETO, SUIT_VETO = 0.03, 0.01
 # A photo's card whose ends read it at 0.25 but not PHOTO_CONF is named when the middle's
 # pips read the same rank group and suit, each at least PHOTO_CONFIRM (chosen on
 # realdecks/valid: 0.8 named 3 more cards right and none wrong, 0.9 one more).
@@ -58,8 +58,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF.
     deck: an enrolled deck (a name, a path or an EnrolledDeck, companion.deck): corners
     are then read as that deck's cards. A deck enrolled with another reader is refused
-    (DeckError). veto: the middle reader's veto (default PHOTO_VETO or LIVE_VETO; 0 reads
-    no middle)."""
+    (DeckError). veto: the middle reader's veto (default VETO; 0 reads no middle)."""
     path = Path(default_model(photo) if path is None else path)
     if path.suffix != ".onnx":
         raise ModelError(f"{path}: not an ONNX model (export a checkpoint with "
@@ -91,8 +90,8 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         else:
             deck = EnrolledDeck.load(deck, reader=rid)
         corner_reader.deck = deck
-    veto = (PHOTO_VETO if photo else LIVE_VETO) if veto is None else veto
-    suit_veto = PHOTO_SUIT_VETO if photo and veto > 0 else 0.0
+    veto = VETO if veto is None else veto
+    suit_veto = SUIT_VETO if veto > 0 else 0.0
     middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
     return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
