@@ -58,6 +58,17 @@ def test_the_middle_is_straightened_whatever_the_cards_angle(angle):
     assert got[0].shape == (MID_H, MID_W, 3)
 
 
+class Finder:
+    """A card finder that finds the one outline it was given."""
+    imgsz = 256
+
+    def __init__(self, quad: np.ndarray) -> None:
+        self.quad = quad
+
+    def __call__(self, img, conf=None):
+        return np.float32([self.quad]), np.float32([0.9])
+
+
 class FixedMiddle:
     """A middle reader that is sure of one rank group and one suit, and keeps what it was
     shown."""
@@ -74,20 +85,13 @@ class FixedMiddle:
 
 def test_a_card_the_middle_contradicts_is_unclear_and_one_it_confirms_is_named():
     canvas, quad = _placed("5c", 20, 5)
-
-    class Finder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([quad]), np.float32([0.9])
-
     reader = CornerReader(MODELS / "corner_reader.onnx")
 
     def names(middle):
-        det = CardReaderDetector(Finder(), reader, middle=middle, veto=0.03, suit_veto=0.03)
+        det = CardReaderDetector(Finder(quad), reader, middle=middle, veto=0.03, suit_veto=0.03)
         return set(det(canvas).names), det.cards(canvas)[0][1]
 
-    assert set(CardReaderDetector(Finder(), reader)(canvas).names) == {"5c"}
+    assert set(CardReaderDetector(Finder(quad), reader)(canvas).names) == {"5c"}
     six = FixedMiddle(rank_group(5), "c")              # six pips: not a 5
     assert names(six) == (set(), 0.0)
     assert six.seen and six.seen[0].shape == (MID_H, MID_W, 3)
@@ -145,14 +149,8 @@ class UnsureReader:
 def test_an_unsure_card_is_named_when_its_middle_reads_it_surely():
     canvas, quad = _placed("5c", 20, 5)
 
-    class Finder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([quad]), np.float32([0.9])
-
     def names(middle, confirm=0.9):
-        return set(CardReaderDetector(Finder(), UnsureReader(), conf=0.45, retry=(),
+        return set(CardReaderDetector(Finder(quad), UnsureReader(), conf=0.45, retry=(),
                                       middle=middle, veto=0.03, suit_veto=0.01,
                                       confirm=confirm, confirm_conf=0.25)(canvas).names)
 

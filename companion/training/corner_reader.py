@@ -210,9 +210,10 @@ def augment(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 WIDTHS = (16, 32, 64, 128)      # the shipped reader's channels
 
 
-def build_model(widths: tuple[int, int, int, int] = WIDTHS):
-    """A stem, three double-conv blocks, global pooling, then the heads of HEADS:
-    [index?, 13 ranks, 4 suits, 2 ink colours] as one logit vector."""
+def build_model(widths: tuple[int, int, int, int] = WIDTHS, outputs: int = sum(HEADS)):
+    """A stem, three double-conv blocks, global pooling, then one linear layer: by default
+    the heads of HEADS, [index?, 13 ranks, 4 suits, 2 ink colours], as one logit vector
+    (the middle reader uses the same network with its own outputs)."""
     import torch.nn as nn
 
     def block(cin, cout):
@@ -225,7 +226,7 @@ def build_model(widths: tuple[int, int, int, int] = WIDTHS):
                          nn.ReLU(inplace=True), nn.MaxPool2d(2),
                          block(w0, w1), nn.MaxPool2d(2), block(w1, w2), nn.MaxPool2d(2),
                          block(w2, w3), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
-                         nn.Linear(w3, sum(HEADS)))
+                         nn.Linear(w3, outputs))
 
 
 def head_losses(logits, y, smoothing: float = 0.05):

@@ -88,20 +88,10 @@ def loss(logits, y: np.ndarray):
 
 
 def build_model(widths=(16, 32, 64, 96)):
-    """Stem, three double-conv blocks, global pooling, one linear layer over GROUPS."""
-    import torch.nn as nn
-
-    def block(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
-                             nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
-                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
-
-    w0, w1, w2, w3 = widths
-    return nn.Sequential(nn.Conv2d(3, w0, 3, padding=1, bias=False), nn.BatchNorm2d(w0),
-                         nn.ReLU(inplace=True), nn.MaxPool2d(2),
-                         block(w0, w1), nn.MaxPool2d(2), block(w1, w2), nn.MaxPool2d(2),
-                         block(w2, w3), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
-                         nn.Linear(w3, OUTPUTS))
+    """The corner reader's network (a stem, three double-conv blocks, global pooling), its
+    last layer over the rank groups and suits."""
+    from .corner_reader import build_model as network
+    return network(widths, outputs=OUTPUTS)
 
 
 def blob(a: np.ndarray):
