@@ -232,3 +232,36 @@ def test_pty_transport_is_a_real_serial_device():
     finally:
         reader.stop()
         sim.stop()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_the_reader_asks_hello_again_until_the_pad_answers():
+    """A HELLO sent while the board is still starting is lost (a Uno resets when its port
+    opens; the simulated firmware may not have booted): the reader asks again each second
+    until the pad answers, then stops asking."""
+    import os
+    import pty
+    import select
+
+    from companion.pad.reader import HELLO_EVERY
+    master, slave = pty.openpty()
+    reader = PadReader(os.ttyname(slave)).start()
+    asked = []
+
+    def read_for(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([master], [], [], 0.05)[0]:
+                asked.extend(ln for ln in os.read(master, 1024).split(b"\n") if ln.strip())
+    try:
+        read_for(2.5 * HELLO_EVERY)
+        assert asked.count(b"HELLO") >= 2           # unanswered: asked again
+        os.write(master, seal("HELLO slappad 1 4 0 0").encode())
+        drain(reader, lambda e: "hello" in kinds(e), timeout=2)
+        n = asked.count(b"HELLO")
+        read_for(2.5 * HELLO_EVERY)
+        assert asked.count(b"HELLO") <= n + 1       # answered: no more questions
+    finally:
+        reader.stop()
+        os.close(master)
+        os.close(slave)

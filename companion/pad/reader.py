@@ -103,6 +103,9 @@ class PadClock:
         return t_pad_us / 1e6 + min(self._offsets)
 
 
+HELLO_EVERY, HELLO_TRIES = 1.0, 5    # seconds between HELLO questions, and how many
+
+
 class PadReader:
     def __init__(self, port: str, seats: dict[int, int] | None = None,
                  group_window_us: int = 40_000, heartbeat_timeout: float = 2.0,
@@ -131,6 +134,8 @@ class PadReader:
         self._silent = False
         self._was_connected = False
         self._open_error: str | None = None
+        self._hello_asked: list[float] = []    # when HELLO was asked since connecting
+        self._hello_heard = False
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> "PadReader":
@@ -196,6 +201,14 @@ class PadReader:
                 self._status("connected", f"pad {self.port}: " +
                              ("reconnected" if self._was_connected else "connected"))
                 self._was_connected = True
+                self._hello_heard = False
+                self._hello_asked = []
+            # Ask who is there until the pad answers: a command sent while the board is
+            # still starting (a Uno resets when its port opens) or the line settles is lost.
+            now = self.clock()
+            if (not self._hello_heard and len(self._hello_asked) < HELLO_TRIES
+                    and (not self._hello_asked or now - self._hello_asked[-1] >= HELLO_EVERY)):
+                self._hello_asked.append(now)
                 self.send("HELLO")
             try:
                 chunk = self._serial.read(max(1, self._serial.in_waiting))
@@ -253,6 +266,7 @@ class PadReader:
                 self._status("error", f"pad {self.port}: protocol version {msg.version}, this "
                                       f"companion speaks {VERSION}")
             self.pad_clock.reset()
+            self._hello_heard = True
             self._status("hello", f"pad {self.port}: {msg.zones} zones, {msg.rate} samples/s "
                                   "per zone", zones=msg.zones, rate=msg.rate)
         elif self._expected_seq is not None and seq != self._expected_seq:
