@@ -23,7 +23,7 @@ import numpy as np
 
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
-                         shrink, warp_quad)
+                         shrink, to_blob, warp_quad)
 from .middle_reader import MiddleReader, agrees, confirms, middle_crop
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
@@ -105,11 +105,6 @@ def card_probabilities(heads: np.ndarray) -> np.ndarray:
     out[:, :NONE_CLASS] = cards * (index[:, None] * np.minimum(1.0, 2 * agree))
     out[:, NONE_CLASS] = 1.0 - index
     return out
-
-
-def to_blob(crops: list[np.ndarray]) -> np.ndarray:
-    arr = np.stack(crops).astype(np.float32) / 255.0            # N, H, W, 3 (BGR)
-    return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))   # N, 3, H, W (RGB)
 
 
 class CornerReader:

@@ -71,6 +71,12 @@ def shrink(image: np.ndarray, w: int, h: int) -> np.ndarray:
     return cv2.resize(image, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
+def to_blob(crops: list[np.ndarray]) -> np.ndarray:
+    """BGR crops of one size as a network's input: N x 3 x H x W, RGB, 0-1."""
+    arr = np.stack(crops).astype(np.float32) / 255.0            # N, H, W, 3 (BGR)
+    return np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))   # N, 3, H, W (RGB)
+
+
 def warp_quad(image: np.ndarray, quad: np.ndarray, w: int, h: int) -> np.ndarray:
     """The region inside quad (TL, TR, BR, BL) warped upright to h x w. Large regions are
     first shrunk with area averaging (a straight warp of a phone photo would alias the

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.cards import RANKS, SUITS
-from .detections import ModelError, onnx_session, warp_quad
+from .detections import ModelError, onnx_session, to_blob, warp_quad
 
 GROUPS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "court")
 COURT = len(GROUPS) - 1
@@ -70,9 +70,7 @@ class MiddleReader:
     def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
         if not crops:
             return np.zeros((0, OUTPUTS), np.float32)
-        arr = np.stack(crops).astype(np.float32) / 255.0
-        blob = np.ascontiguousarray(arr[..., ::-1].transpose(0, 3, 1, 2))
-        return probabilities(self.session.run(None, {self.input: blob})[0])
+        return probabilities(self.session.run(None, {self.input: to_blob(crops)})[0])
 
 
 def probabilities(logits: np.ndarray) -> np.ndarray:

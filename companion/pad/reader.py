@@ -134,7 +134,7 @@ class PadReader:
         self._silent = False
         self._was_connected = False
         self._open_error: str | None = None
-        self._hello_asked: list[float] = []    # when HELLO was asked since connecting
+        self._hello_asks, self._hello_last = 0, 0.0   # HELLOs asked since connecting, last when
         self._hello_heard = False
 
     # ------------------------------------------------------------ lifecycle
@@ -202,13 +202,13 @@ class PadReader:
                              ("reconnected" if self._was_connected else "connected"))
                 self._was_connected = True
                 self._hello_heard = False
-                self._hello_asked = []
+                self._hello_asks = 0
             # Ask who is there until the pad answers: a command sent while the board is
             # still starting (a Uno resets when its port opens) or the line settles is lost.
             now = self.clock()
-            if (not self._hello_heard and len(self._hello_asked) < HELLO_TRIES
-                    and (not self._hello_asked or now - self._hello_asked[-1] >= HELLO_EVERY)):
-                self._hello_asked.append(now)
+            if (not self._hello_heard and self._hello_asks < HELLO_TRIES
+                    and (not self._hello_asks or now - self._hello_last >= HELLO_EVERY)):
+                self._hello_asks, self._hello_last = self._hello_asks + 1, now
                 self.send("HELLO")
             try:
                 chunk = self._serial.read(max(1, self._serial.in_waiting))

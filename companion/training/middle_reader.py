@@ -27,7 +27,7 @@ from tqdm import tqdm
 from ..detector.card_reader import NONE_CLASS
 from ..detector.middle_reader import (GROUPS, MID_H, MID_W, OUTPUTS, middle_crop,
                                       probabilities, rank_group)
-from .corner_reader import augment, jitter_rect
+from .corner_reader import augment, blob, jitter_rect
 from .harvest import CARD_H, CARD_W, MARGIN
 
 VETOES = (0.01, 0.03, 0.1)
@@ -92,12 +92,6 @@ def build_model(widths=(16, 32, 64, 96)):
     last layer over the rank groups and suits."""
     from .corner_reader import build_model as network
     return network(widths, outputs=OUTPUTS)
-
-
-def blob(a: np.ndarray):
-    import torch
-    return torch.from_numpy(np.ascontiguousarray(
-        (a[..., ::-1] / 255.0).transpose(0, 3, 1, 2)).astype(np.float32))
 
 
 def predict(model, x: np.ndarray) -> np.ndarray:
