@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import cv2
@@ -285,6 +286,78 @@ def test_a_card_the_finder_misses_is_read_where_it_landed():
     for i, img in enumerate([before] * 4 + [after] * 6):
         out += pipe.process(Frame(i, i / 30, img))
     assert [c["card"] for c in out if c["type"] == "flip"] == ["9h"]
+
+
+class OnceFinder:
+    """A card finder that finds its outline on its first look only (an art deck's card
+    the finder loses at rest), or every time with `always`."""
+    imgsz = 256
+
+    def __init__(self, quad, always=False):
+        self.quad, self.always, self.looks = quad, always, 0
+
+    def __call__(self, img, conf=None):
+        self.looks += 1
+        if self.looks > 1 and not self.always:
+            return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+        return np.float32([self.quad]), np.float32([0.9])
+
+
+def test_a_card_the_finder_loses_at_rest_is_read_on_its_last_outline():
+    """Found once, then lost: the outline that named it is read again on the next look, so
+    the tracker sees it twice in a row and calls it."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader
+    from companion.detector.model import MODELS
+    img, quad = _pale_table([("4c", 10, (220, 240)), ("9h", -35, (250, 250))])
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+
+    def flips(keep):
+        det = CardReaderDetector(OnceFinder(quad), reader, looks=("found", "snapped"))
+        if not keep:        # its detections say no outline: nothing to read again
+            seen = det
+            det = lambda image, conf=None, **kw: dataclasses.replace(seen(image, conf, **kw),
+                                                                     outline=None)
+        pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
+        pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+        out = []
+        for i in range(8):
+            out += pipe.process(Frame(i, i / 30, img))
+        return [c["card"] for c in out if c["type"] == "flip"]
+
+    assert flips(keep=True) == ["9h"]
+    assert flips(keep=False) == []
+
+
+class ByOrderReader:
+    """A corner reader that reads the first `n` crops as `first` at 0.6 and the rest as
+    `then` at 0.95 (the finder's outlines are read first, kept ones after)."""
+
+    def __init__(self, n, first, then):
+        self.n, self.first, self.then = n, CLASS_NAMES.index(first), CLASS_NAMES.index(then)
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.001, np.float32)
+        p[:self.n, self.first] = 0.6
+        p[self.n:, self.then] = 0.95
+        return p
+
+
+def test_a_kept_outline_gives_way_to_a_new_card_found_on_its_spot():
+    """A kept outline can still read the old card's corner where a new card now lies over
+    most of it, and read it surer: the card found there is the one named."""
+    from companion.detector.card_reader import CardReaderDetector
+    _, old = _pale_table([("4c", 10, (240, 240))])
+    img, new = _pale_table([("4c", 10, (240, 240)), ("9h", -8, (252, 262))])
+
+    def names(**outlines):
+        det = CardReaderDetector(OnceFinder(new, always=True), ByOrderReader(2, "9h", "4c"),
+                                 retry=())
+        return set(det(img, **outlines).names)
+
+    assert names(fallback=[old]) == {"9h"}
+    assert names(outlines=[old]) == {"4c"}      # as an outline of its own it would win
+    det = CardReaderDetector(OnceFinder(new, always=True), ByOrderReader(2, "9h", "4c"))
+    assert det(img).outline.shape[1:] == (4, 2)     # each index carries its card's outline
 
 
 def test_a_video_played_in_real_time_drops_frames_for_a_slow_consumer_and_ends(tmp_path):

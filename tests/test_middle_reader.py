@@ -162,3 +162,31 @@ def test_an_unsure_card_is_named_when_its_middle_reads_it_surely():
     assert names(FixedMiddle(COURT, "c")) == set()       # a picture confirms no rank
     assert confirms(FixedMiddle(rank_group(4), "c").p, CLASS_NAMES.index("5c"), 0.9)
     assert not confirms(FixedMiddle(COURT, "c").p, CLASS_NAMES.index("Qc"), 0.9)
+
+
+class ClutteredReader:
+    """A corner reader sure which card it would be (the 5 of clubs) but unsure an index is
+    there: "no index" 0.6, the 5c 0.3 (a corner crop cluttered by the card below)."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.1 / 51, np.float32)
+        p[:, CLASS_NAMES.index("5c")] = 0.3
+        p[:, -1] = 0.6
+        return p
+
+
+@pytest.mark.parametrize("conf", [0.25, 0.45])      # the video and the photo threshold
+def test_a_card_unsure_of_its_index_is_named_when_the_middle_confirms_it(conf):
+    canvas, quad = _placed("5c", 20, 5)
+
+    def read(middle):
+        return CardReaderDetector(Finder(quad), ClutteredReader(), conf=conf, retry=(),
+                                  middle=middle, veto=0.03, suit_veto=0.01,
+                                  confirm=0.8, confirm_conf=0.25)(canvas)
+
+    assert len(read(None)) == 0                     # "no index" reads higher: nothing
+    named = read(FixedMiddle(rank_group(4), "c"))
+    assert set(named.names) == {"5c"}
+    # Its confidence is the card's given that an index is there: 0.3 / (1 - 0.6).
+    assert np.allclose(named.confidence, 0.75, atol=1e-3)
+    assert len(read(FixedMiddle(rank_group(3), "c"))) == 0     # four pips: not named

@@ -46,6 +46,10 @@ SQUARISH = 1.2                       # long / short side below which a box is al
 # rendered games, 0.15 instead of 0.3 found 10 more of 193 flips and no false one.
 FINDER_CONF = 0.15
 RETRY_TURNS = (-14.0, -7.0, 7.0, 14.0)  # degrees a box that read nothing is turned and read again
+# A fallback outline (live: one that named a card on the last look) names a card only at
+# this confidence: a hand held over the pile made one read a 6d as 3d at 0.42 (valid-face
+# game 201), and the flip tracker asks 0.55 on two looks itself.
+FALLBACK_CONF = 0.55
 RETRY_MIN = 1.0                      # ...kept if its two ends' probabilities sum to this
 
 
@@ -269,9 +273,14 @@ class CardReaderDetector:
                 [r for _, r in per_look[-1][:n]])
 
     @staticmethod
-    def _decide(probs: np.ndarray, looks: int, ends: int, regions, conf: float, W: int, H: int):
+    def _decide(probs: np.ndarray, looks: int, ends: int, regions, conf: float, W: int, H: int,
+                given_index: bool = False):
         """One card from its crops' probabilities: its best identity's pooled probability
-        and a detection per end that reads it."""
+        and a detection per end that reads it. given_index: an end names the card even
+        where "no index" reads higher, and its confidence is the card's probability given
+        that an index is there (an unsure reading, for the middle reader to confirm: a
+        corner crop cluttered by the card below or a hand can leave the reader unsure an
+        index is there while sure which card it would be)."""
         # The looks' readings are averaged.
         probs = probs.reshape(looks, ends, -1).mean(0)
         # A card has one identity: pool the readings of its two ends (upright and half
@@ -285,16 +294,19 @@ class CardReaderDetector:
         found = []
         for j in pairs[k]:
             p = probs[j]
-            if p[cls] >= conf and p[cls] >= p[NONE_CLASS]:
+            if p[cls] >= conf and (given_index or p[cls] >= p[NONE_CLASS]):
                 x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
                 x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
-                found.append(([x1, y1, x2, y2], float(p[cls]), cls))
+                sure = p[cls] / max(1e-6, 1.0 - p[NONE_CLASS]) if given_index else p[cls]
+                found.append(([x1, y1, x2, y2], float(min(1.0, sure)), cls))
         return float(pooled[k][cls]), found, 2 * k
 
-    def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float):
+    def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float,
+                  as_is: list[np.ndarray] | tuple = ()):
         """Every outline read with one reader call (a call costs more than a crop):
-        (quad, pooled probability, detections) per outline."""
-        if not quads:
+        (quad, pooled probability, detections) per outline, those of `as_is` (read as
+        given, not snapped: each snap costs ~3 ms) last."""
+        if not quads and not len(as_is):
             return []
         H, W = image.shape[:2]
         if self.pool_looks:
@@ -302,17 +314,20 @@ class CardReaderDetector:
         else:           # each look its own outline, returned as the outline read
             looks = [[o] for q in quads for o in self._outlines(image, q)]
             quads = [o[0] for o in looks]
+        quads = list(quads) + [np.asarray(q, np.float32) for q in as_is]
+        looks += [[q] for q in quads[len(looks):]]
         prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
         out, readings, unsure, i = [], [], [], 0
-        low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf < conf
+        low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf <= conf
         for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
             p = probs[i:i + len(crops)]
             pooled, found, reading = self._decide(p, n_looks, ends, regions, conf, W, H)
             out.append((q, pooled, found))
             readings.append(orientations(outlines[-1])[reading])
             unsure.append(None if found or not low else
-                          self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H)[1])
+                          self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H,
+                                       given_index=True)[1])
             i += len(crops)
         return self._check_middles(image, out, readings, unsure)
 
@@ -362,11 +377,15 @@ class CardReaderDetector:
                 for q in self.finder(turned)[0]]
 
     def cards(self, image: np.ndarray, conf: float | None = None,
-              outlines: list[np.ndarray] | tuple = ()) -> list[tuple[np.ndarray, float, list]]:
+              outlines: list[np.ndarray] | tuple = (),
+              fallback: list[np.ndarray] | tuple = ()) -> list[tuple[np.ndarray, float, list]]:
         """Each card seen once, best read first: (outline, its best identity's pooled
         probability over both ends, [(box, confidence, class)] per end that names it).
         outlines: more card outlines (4 x 2, image pixels) to read beside the finder's,
-        such as where the picture changed when a card landed."""
+        such as where the picture changed when a card landed. fallback: outlines read only
+        where no other outline lies (live: those that named a card a frame before; a
+        new card landing there is found by the finder or the landing, and its outline
+        must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
         quads = list(self.finder(image)[0]) + [np.asarray(q, np.float32) for q in outlines]
         if self.whole_frame:
@@ -379,23 +398,33 @@ class CardReaderDetector:
         # the first look read nothing: no flip gained, one false flip made.)
         for ang in self.turns:
             quads += self._turned(image, ang)
-        cards = [self._retry(image, c, conf) for c in self._read_all(image, quads, conf)]
+        # One reader call for all (a photo's looks are outlines of their own).
+        read = self._read_all(image, quads, conf, as_is=fallback)
+        main = len(read) - len(fallback)
+        cards = [self._retry(image, c, conf) for c in read[:main]]
         # Several outlines of one card: keep the one that reads best.
         cards.sort(key=lambda c: -c[1])
         kept: list[tuple[np.ndarray, float, list]] = []
-        for quad, pooled, found in cards:
+        # A kept outline is a guess at where a card still is: it names one only surely.
+        kept_read = [(q, p, [f for f in found if f[1] >= FALLBACK_CONF])
+                     for q, p, found in read[main:]]
+        for quad, pooled, found in cards + kept_read:
             centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
             if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _, _ in kept):
                 kept.append((quad, pooled, found))
         return kept
 
     def __call__(self, image: np.ndarray, conf: float | None = None,
-                 outlines: list[np.ndarray] | tuple = ()) -> Detections:
-        dets = [d for _, _, found in self.cards(image, conf, outlines) for d in found]
+                 outlines: list[np.ndarray] | tuple = (),
+                 fallback: list[np.ndarray] | tuple = ()) -> Detections:
+        dets = [(d, q) for q, _, found in self.cards(image, conf, outlines, fallback)
+                for d in found]
         if not dets:
             return Detections.empty()
-        return Detections(np.float32([d[0] for d in dets]), np.float32([d[1] for d in dets]),
-                          np.array([d[2] for d in dets], int)).sorted()
+        return Detections(np.float32([d[0] for d, _ in dets]),
+                          np.float32([d[1] for d, _ in dets]),
+                          np.array([d[2] for d, _ in dets], int),
+                          np.float32([q for _, q in dets])).sorted()
 
 
 def table_outlines(image: np.ndarray, side: int = 256, step: float = 40.0,

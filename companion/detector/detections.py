@@ -24,6 +24,9 @@ class Detections:
     xyxy: np.ndarray          # (N, 4) float32, image pixels
     confidence: np.ndarray    # (N,) float32
     class_id: np.ndarray      # (N,) int
+    # (N, 4, 2) float32: the outline of the card each index was read on (image pixels),
+    # where the detector knows it; the live loop reads those outlines again next frame.
+    outline: np.ndarray | None = None
 
     @classmethod
     def empty(cls) -> "Detections":
@@ -37,14 +40,16 @@ class Detections:
         return [CLASS_NAMES[int(c)] for c in self.class_id]
 
     def sorted(self) -> "Detections":
-        order = np.argsort(-self.confidence, kind="stable")
-        return Detections(self.xyxy[order], self.confidence[order], self.class_id[order])
+        return self.filter(np.argsort(-self.confidence, kind="stable"))
 
     def filter(self, keep: np.ndarray) -> "Detections":
-        return Detections(self.xyxy[keep], self.confidence[keep], self.class_id[keep])
+        return Detections(self.xyxy[keep], self.confidence[keep], self.class_id[keep],
+                          None if self.outline is None else self.outline[keep])
 
     def offset(self, dx: float, dy: float) -> "Detections":
-        return Detections(self.xyxy + np.float32([dx, dy, dx, dy]), self.confidence, self.class_id)
+        return Detections(self.xyxy + np.float32([dx, dy, dx, dy]), self.confidence,
+                          self.class_id,
+                          None if self.outline is None else self.outline + np.float32([dx, dy]))
 
     def to_json(self) -> list[dict]:
         return [{"card": n, "confidence": round(float(c), 4),

@@ -38,10 +38,14 @@ PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 # wrong ones. On video too: on rendered piles of the choosing seed 31337 it took 5 of the
 # 6 misread top cards away and named as many right.
 VETO, SUIT_VETO = 0.03, 0.01
-# A photo's card whose ends read it at 0.25 but not PHOTO_CONF is named when the middle's
-# pips read the same rank group and suit, each at least PHOTO_CONFIRM (chosen on
-# realdecks/valid: 0.8 named 3 more cards right and none wrong, 0.9 one more).
+# A card whose ends read it at CONFIRM_CONF but not at the threshold, or only below "no
+# index", is named when the middle's pips read the same rank group and suit, each at least
+# PHOTO_CONFIRM / LIVE_CONFIRM (1: never). Photos: chosen on realdecks/valid (0.8 named 3
+# more cards right and none wrong, 0.9 one more). Video, session 13: the same 0.8, on the
+# choosing games (drawn 1-10: one more flip, a 2d whose index read 0.38 against "no index"
+# 0.5 on every frame; valid faces 201-205: the same flips).
 PHOTO_CONFIRM, CONFIRM_CONF = 0.8, 0.25
+LIVE_CONFIRM = 0.8
 
 
 def default_model(photo: bool = False) -> Path:
@@ -98,4 +102,5 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
                               on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto,
-                              confirm=PHOTO_CONFIRM if photo else 1.0, confirm_conf=CONFIRM_CONF)
+                              confirm=PHOTO_CONFIRM if photo else LIVE_CONFIRM,
+                              confirm_conf=CONFIRM_CONF)

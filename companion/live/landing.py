@@ -36,6 +36,7 @@ class LandingOutline:
         self._rest: np.ndarray | None = None
         self._moved = False
         self.quad: np.ndarray | None = None
+        self.resting = False        # the last frame fed did not move from the one before
 
     def update(self, region: np.ndarray) -> np.ndarray | None:
         """Feed every frame of the pile region; the new card's outline (4 x 2, region
@@ -46,6 +47,7 @@ class LandingOutline:
         small = region if f == 1.0 else shrink(region, w, h)
         small = cv2.blur(small, (3, 3))
         prev, self._prev = self._prev, small
+        self.resting = False
         if prev is None or prev.shape != small.shape:
             self._rest, self._moved, self.quad = small, False, None
             return None
@@ -53,6 +55,7 @@ class LandingOutline:
         if np.count_nonzero(_step(small, prev) > self.spot) > self.spot_share * pixels:
             self._moved, self.quad = True, None          # in motion: wait for rest
             return None
+        self.resting = True
         if self._moved:
             self._moved, self._age = False, 0
             self.quad = self._outline(self._rest, small, (W / w, H / h))

@@ -26,6 +26,7 @@ from .landing import LandingOutline
 from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
 
+NAMED_KEPT = 2       # outlines that named a card, read again on the next look
 THUMB = 160          # side of the region copy the gate and the landing outline look at
 # A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
 # camera's time is when the hand came to rest, the pad's when the force rose.
@@ -150,6 +151,11 @@ class PileWatcher:
         self.frames = 0
         self.inferences = 0
         self.detections = Detections.empty()
+        # The outlines that named a card on the last look that named one (region pixels),
+        # read again while the region rests: the finder can lose a resting card it found
+        # a frame before (an art deck's card at one scale), and the tracker wants two
+        # looks in a row.
+        self.named: list[np.ndarray] = []
         self.image: np.ndarray | None = None        # the last frame, whole
         self.frame_index = 0
         self._restored: tuple | None = None         # a resumed session's pile (restore)
@@ -224,12 +230,33 @@ class PileWatcher:
         if landed is not None:
             landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
         if self.gate is None or self.gate.changed(thumb):
-            found = self.detector(region) if landed is None else \
-                self.detector(region, outlines=[landed])
+            # Kept outlines are read only while the region rests: read on a moving picture
+            # they would make a card being swept away look still.
+            resting = self.landing is not None and self.landing.resting
+            fallback = self.named if resting else []
+            if landed is None and not fallback:
+                found = self.detector(region)
+            else:
+                found = self.detector(region, outlines=[] if landed is None else [landed],
+                                      fallback=fallback)
+            named = _named_outlines(found)
+            if named or resting:
+                self.named = named
             self.detections = found.offset(roi.x, roi.y)
             self.inferences += 1
         # A gated frame repeats the last detections: nothing in the region moved.
         return self.tracker.update(frame.index, frame.t, self.detections)
+
+
+def _named_outlines(found: Detections, most: int = NAMED_KEPT) -> list[np.ndarray]:
+    """The distinct card outlines that named a card, the surest first (`most` of them)."""
+    if found.outline is None:
+        return []
+    out: list[np.ndarray] = []
+    for q in found.sorted().outline:
+        if not any(np.abs(q - o).max() < 1.0 for o in out):
+            out.append(q)
+    return out[:most]
 
 
 def _short(ev: dict | None) -> dict | None:
