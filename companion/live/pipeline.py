@@ -26,7 +26,7 @@ from .landing import LandingOutline
 from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
 
-NAMED_KEPT = 2       # outlines that named a card, read again on the next look
+NAMED_KEPT = 2       # outlines that named a card, read again while the pile rests
 THUMB = 160          # side of the region copy the gate and the landing outline look at
 # A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
 # camera's time is when the hand came to rest, the pad's when the force rose.
