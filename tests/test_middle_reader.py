@@ -190,3 +190,25 @@ def test_a_card_unsure_of_its_index_is_named_when_the_middle_confirms_it(conf):
     # Its confidence is the card's given that an index is there: 0.3 / (1 - 0.6).
     assert np.allclose(named.confidence, 0.75, atol=1e-3)
     assert len(read(FixedMiddle(rank_group(3), "c"))) == 0     # four pips: not named
+
+
+class SureReader:
+    """A corner reader that reads every crop as the 5 of clubs at 0.95."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.05 / 52, np.float32)
+        p[:, CLASS_NAMES.index("5c")] = 0.95
+        return p
+
+
+def test_a_sure_corner_reading_is_not_vetoed_by_the_middle():
+    canvas, quad = _placed("5c", 20, 5)
+
+    def names(veto_sure):
+        return set(CardReaderDetector(Finder(quad), SureReader(), retry=(),
+                                      middle=FixedMiddle(rank_group(5), "c"), veto=0.03,
+                                      suit_veto=0.01, veto_sure=veto_sure)(canvas).names)
+
+    assert names(2.0) == set()          # six pips veto the 5c read at 0.95
+    assert names(0.9) == {"5c"}         # a reading this sure stands
+    assert names(0.96) == set()

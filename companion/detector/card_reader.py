@@ -225,7 +225,7 @@ class CardReaderDetector:
                  retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False,
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
-                 suit_veto: float = 0.0, confirm: float = 1.0,
+                 suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
                  confirm_conf: float = 0.25) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
@@ -238,11 +238,13 @@ class CardReaderDetector:
         card fills it has no edges for the finder to find). on_table: what stands out from
         a plain table is read too (`table_outlines`: a design the finder does not know).
         middle: the middle reader, an independent cue to the rank and suit: a card it
-        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear"; a card whose
+        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
+        end read it at `veto_sure` or more; a card whose
         ends read it only at `confirm_conf` is named when the middle's pips say the same
         rank and suit with at least `confirm` (middle_reader.confirms; 1: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
+        self.veto_sure = veto_sure
         self.confirm, self.confirm_conf = confirm, confirm_conf
         self.imgsz = finder.imgsz
         self.conf = conf
@@ -345,7 +347,8 @@ class CardReaderDetector:
         probs = self.middle([middle_crop(image, readings[j]) for j in ask])
         for j, p in zip(ask, probs):
             q, pooled, found = cards[j]
-            if found and not agrees(p, found[0][2], self.veto, self.suit_veto):
+            if found and max(f[1] for f in found) < self.veto_sure and \
+                    not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
             elif not found and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])

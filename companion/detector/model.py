@@ -38,6 +38,11 @@ PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 # wrong ones. On video too: on rendered piles of the choosing seed 31337 it took 5 of the
 # 6 misread top cards away and named as many right.
 VETO, SUIT_VETO = 0.03, 0.01
+# ...unless an end read the card at VETO_SURE or more (session 13): a 10h whose pips sit near
+# its corners, which the middle (corners blanked) counts as 8 at 0.94, was vetoed against
+# a corner reading of 0.9-0.95. Chosen on the choice sets: realdecks/valid photos and the
+# rendered piles of seed 31337 the same, the valid-face games 201-205 one flip more.
+VETO_SURE = 0.9
 # A card whose ends read it at CONFIRM_CONF but not at the threshold, or only below "no
 # index", is named when the middle's pips read the same rank group and suit, each at least
 # PHOTO_CONFIRM / LIVE_CONFIRM (1: never). Photos: chosen on realdecks/valid (0.8 named 3
@@ -102,5 +107,6 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
                               on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto,
+                              veto_sure=VETO_SURE,
                               confirm=PHOTO_CONFIRM if photo else LIVE_CONFIRM,
                               confirm_conf=CONFIRM_CONF)
