@@ -3,11 +3,12 @@ hands land in, and hands that come over the table without slapping."""
 
 from __future__ import annotations
 
+import cv2
 import pytest
 
 from companion.engine import PRESETS
 from companion.live.hands import HandWatcher
-from companion.live.seats import default_seats, parse_seats
+from companion.live.seats import default_seats, direction, parse_seats
 from companion.render.video import GameFilm
 
 
@@ -93,6 +94,35 @@ def test_hands_that_do_not_slap_are_not_slaps():
     # A hand that lands and drags the pile away at once (picks it up) is no slap.
     got = _watch(film, table, [(0, 2, 4, 0, 0.0)])
     assert got == []
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
+    """A sleeve of the tablecloth's own colour (as in a rendered film where one matched
+    it): only its two sides and the hand at its end differ from the table. It comes in
+    fast and holds on the pile: a slap from its seat."""
+    film, table = _table(default_seats(3))
+    cx, cy = film.centre
+    ch = film.card_h
+    dx, dy = direction(film.seats[seat])
+    far = 3 * max(table.shape[:2])
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(20):
+        img = table.copy()
+        k = i - 2
+        if k >= 0:
+            d = 2.4 * (1 - min(k, 4) / 4) * ch          # the hand from the pile's centre
+            hx, hy = cx + dx * d, cy + dy * d
+            for side in (-0.3, 0.3):
+                sx, sy = hx - dy * side * ch, hy + dx * side * ch
+                cv2.line(img, (int(sx + dx * 0.3 * ch), int(sy + dy * 0.3 * ch)),
+                         (int(sx + dx * far), int(sy + dy * far)), (40, 50, 50), 3)
+            cv2.ellipse(img, (int(hx), int(hy)), (int(0.3 * ch), int(0.36 * ch)),
+                        film.seats[seat], 0, 360, (60, 90, 140), -1)
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert [s.seat for s in got] == [seat]
+    assert abs(got[0].t - 6 / 30) < 0.1
 
 
 def test_rendered_films_list_the_hands_that_are_no_slap():

@@ -8,7 +8,10 @@ picture from where its player sits. So, on a small copy of the whole frame:
 
 1. What differs from the table as it was (a background that learns everything
    not joined to the picture's edge: a card that lands, a pile that goes) is the
-   foreground; arms are the stretches of it along the picture's edge.
+   foreground; arms are the stretches of it along the picture's edge. A sleeve of
+   the table's own colour differs only along its sides: two thin runs close
+   together along the edge are one sleeve, and what its sides, the edge between
+   them and the hand they end in enclose is arm.
 2. Each arm is followed along the line from where it comes in towards the pile:
    how far its contiguous foreground reaches is its tip.
 3. A slap is an arm whose tip comes onto the pile fast and stops there: its
@@ -50,7 +53,8 @@ class HandConfig:
     stop_within: int = 2      # ...from at most this many frames after the one it arrived in
     crowded_within: int = 4   # ...or this many while other hands land too (their shadows
                               # and arms cross its forearm as it settles)
-    tip_still: float = 0.18   # card heights the tip may still advance in a frame held still
+    tip_still: float = 0.12   # card heights the tip may still advance in a frame held still (a
+                              # dealing hand gliding on at 0.15 a frame is not still)
     give_up: int = 12         # frames after arriving by which a hand must have held still
     moved: float = 12.0       # levels a pixel of the forearm's patch steps in a frame: moved
     still: float = 0.03       # share of that patch that may move in a frame held still
@@ -59,6 +63,10 @@ class HandConfig:
     grain: float = 4.0        # change in local texture (|Laplacian|, blurred) that is foreground
     reset_share: float = 0.6  # foreground over this share of the picture: the light changed
     gone_frames: int = 4      # frames the pile's place is bare table before the pile went
+    close: float = 0.1        # card heights: gaps in the foreground closed before arms are found
+    sleeve: float = 0.8       # card heights: the widest sleeve, the gap between its sides
+    sleeve_degrees: float = 15.0  # along the edge (or one spanning this much from the pile)
+    side: float = 0.25        # card heights: the longest run along the edge a sleeve's side makes
 
 
 @dataclass
@@ -154,6 +162,14 @@ class HandWatcher:
             self.grain = None
             self.arms = []
             return []
+        cx, cy, ch = self._geometry(W, H, pile, card_h)
+        cx, cy, ch = cx * f, cy * f, ch * f
+        # A sleeve of the table's own colour shows only as its two sides: small gaps
+        # closed (a tenth of a card height; wider joined a fresh card to the hand that
+        # dealt it, whose tip then ran on over it), its sides join the hand they end in.
+        k = max(3, int(cfg.close * ch) | 1)
+        fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE,
+                              cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
         # Only what is joined to the picture's edge can be an arm; everything else that
         # changed (a card that landed, a pile taken away) is learnt as table.
         _, labels = cv2.connectedComponents(fg)
@@ -161,15 +177,18 @@ class HandWatcher:
                                                 labels[:, -1]]))
         edge_labels = edge_labels[edge_labels > 0]
         armmask = np.isin(labels, edge_labels)
+        # A sleeve wider than the closing comes in over the edge as its two sides: the
+        # edge between them is closed, and what is then enclosed inside the arm is arm.
+        _close_edge_gaps(armmask, (cx, cy), cfg.sleeve * ch, cfg.sleeve_degrees, cfg.side * ch)
+        _, inside = cv2.connectedComponents((~armmask).astype(np.uint8))
+        open_ = np.unique(np.concatenate([inside[0], inside[-1], inside[:, 0], inside[:, -1]]))
+        armmask |= ~np.isin(inside, open_) & (inside > 0)
         keep = cv2.dilate(armmask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
         learn = np.where(keep[..., None], 0.0, cfg.learn).astype(np.float32)
         self.background += (small - self.background) * learn
         self.grain = grain if self.grain is None else \
             self.grain + (grain - self.grain) * learn[..., 0]
         self.mask = armmask
-
-        cx, cy, ch = self._geometry(W, H, pile, card_h)
-        cx, cy, ch = cx * f, cy * f, ch * f
         out: list[CameraSlap] = []
         entries: list[tuple[float, float, float, int]] = []
         for ex, ey, n_run in _edge_runs(armmask, cfg.min_run):
@@ -332,9 +351,7 @@ class HandWatcher:
 def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]:
     """The middle point and length of each run of foreground along the picture's edge,
     going round it clockwise (an arm covering a corner is one run)."""
-    h, w = mask.shape
-    xs = np.r_[np.arange(w), np.full(h - 2, w - 1), np.arange(w - 1, -1, -1), np.zeros(h - 2, int)]
-    ys = np.r_[np.zeros(w, int), np.arange(1, h - 1), np.full(w, h - 1), np.arange(h - 2, 0, -1)]
+    xs, ys = _border(*mask.shape)
     on = mask[ys, xs]
     if on.all() or not on.any():
         return []
@@ -347,6 +364,44 @@ def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]
             m = (a + b - 1) // 2
             out.append((float(xs[m]), float(ys[m]), int(b - a)))
     return out
+
+
+def _border(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The picture's edge pixels, going round it clockwise from the top left."""
+    xs = np.r_[np.arange(w), np.full(h - 2, w - 1), np.arange(w - 1, -1, -1), np.zeros(h - 2, int)]
+    ys = np.r_[np.zeros(w, int), np.arange(1, h - 1), np.full(w, h - 1), np.arange(h - 2, 0, -1)]
+    return xs, ys
+
+
+def _close_edge_gaps(mask: np.ndarray, centre: tuple[float, float], across: float,
+                     degrees: float, thin: float) -> None:
+    """Gaps along the picture's edge between two thin runs of foreground (at most `thin`
+    pixels each) are filled, in place, where their ends lie at most `across` pixels apart
+    or the gap spans at most `degrees` as seen from the pile: the two sides of one sleeve
+    (crossing a corner, or far from the pile). Never two arms (thick runs: closing the
+    edge between them merged neighbouring seats), nor the rest of the edge round one
+    short run."""
+    xs, ys = _border(*mask.shape)
+    on = mask[ys, xs]
+    if on.all() or not on.any():
+        return
+    start = int(np.argmax(on))            # start on an on pixel: gaps never wrap round
+    on, xs, ys = np.roll(on, -start), np.roll(xs, -start), np.roll(ys, -start)
+    d = np.diff(np.r_[on.astype(np.int8), 1])
+    n = len(on)
+    cx, cy = centre
+    gaps = list(zip(np.nonzero(d == -1)[0] + 1, np.nonzero(d == 1)[0] + 1))
+    # Each gap's runs: the one before it ends where it starts, the next begins at its end.
+    ends = [0] + [b for _, b in gaps]
+    runs = [a - e for (a, _), e in zip(gaps, ends)]
+    runs[0] += n - gaps[-1][1]            # the first run goes on round from the last gap
+    for i, (a, b) in enumerate(gaps):
+        if 2 * (b - a) > n or max(runs[i], runs[(i + 1) % len(runs)]) > thin:
+            continue
+        (x0, y0), (x1, y1) = (xs[a - 1], ys[a - 1]), (xs[b % n], ys[b % n])
+        span = abs((angle_of(x1 - cx, y1 - cy) - angle_of(x0 - cx, y0 - cy) + 180) % 360 - 180)
+        if math.hypot(x1 - x0, y1 - y0) <= across or span <= degrees:
+            mask[ys[a:b], xs[a:b]] = True
 
 
 def _ray(start, end, step: float = 1.0):
