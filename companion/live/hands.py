@@ -351,26 +351,25 @@ class HandWatcher:
 def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]:
     """The middle point and length of each run of foreground along the picture's edge,
     going round it clockwise (an arm covering a corner is one run)."""
-    xs, ys = _border(*mask.shape)
-    on = mask[ys, xs]
-    if on.all() or not on.any():
-        return []
-    start = int(np.argmin(on))            # start on an off pixel so no run wraps round
-    on, xs, ys = np.roll(on, -start), np.roll(xs, -start), np.roll(ys, -start)
-    d = np.diff(np.r_[0, on.astype(np.int8), 0])
-    out = []
-    for a, b in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
-        if b - a >= min_run:
-            m = (a + b - 1) // 2
-            out.append((float(xs[m]), float(ys[m]), int(b - a)))
-    return out
+    xs, ys, runs = _border_runs(mask)
+    return [(float(xs[(a + b - 1) // 2]), float(ys[(a + b - 1) // 2]), int(b - a))
+            for a, b in runs if b - a >= min_run]
 
 
-def _border(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
-    """The picture's edge pixels, going round it clockwise from the top left."""
+def _border_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """The picture's edge pixels going round it clockwise, from one off the foreground (so
+    no run wraps round), and the runs of foreground along them as (start, end) indices;
+    no runs where the whole edge is foreground or none of it is."""
+    h, w = mask.shape
     xs = np.r_[np.arange(w), np.full(h - 2, w - 1), np.arange(w - 1, -1, -1), np.zeros(h - 2, int)]
     ys = np.r_[np.zeros(w, int), np.arange(1, h - 1), np.full(w, h - 1), np.arange(h - 2, 0, -1)]
-    return xs, ys
+    on = mask[ys, xs]
+    if on.all() or not on.any():
+        return xs, ys, []
+    start = int(np.argmin(on))
+    on, xs, ys = np.roll(on, -start), np.roll(xs, -start), np.roll(ys, -start)
+    d = np.diff(np.r_[0, on.astype(np.int8), 0])
+    return xs, ys, list(zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]))
 
 
 def _close_edge_gaps(mask: np.ndarray, centre: tuple[float, float], across: float,
@@ -381,27 +380,19 @@ def _close_edge_gaps(mask: np.ndarray, centre: tuple[float, float], across: floa
     (crossing a corner, or far from the pile). Never two arms (thick runs: closing the
     edge between them merged neighbouring seats), nor the rest of the edge round one
     short run."""
-    xs, ys = _border(*mask.shape)
-    on = mask[ys, xs]
-    if on.all() or not on.any():
-        return
-    start = int(np.argmax(on))            # start on an on pixel: gaps never wrap round
-    on, xs, ys = np.roll(on, -start), np.roll(xs, -start), np.roll(ys, -start)
-    d = np.diff(np.r_[on.astype(np.int8), 1])
-    n = len(on)
+    xs, ys, runs = _border_runs(mask)
+    n = len(xs)
     cx, cy = centre
-    gaps = list(zip(np.nonzero(d == -1)[0] + 1, np.nonzero(d == 1)[0] + 1))
-    # Each gap's runs: the one before it ends where it starts, the next begins at its end.
-    ends = [0] + [b for _, b in gaps]
-    runs = [a - e for (a, _), e in zip(gaps, ends)]
-    runs[0] += n - gaps[-1][1]            # the first run goes on round from the last gap
-    for i, (a, b) in enumerate(gaps):
-        if 2 * (b - a) > n or max(runs[i], runs[(i + 1) % len(runs)]) > thin:
+    for i, (a, b) in enumerate(runs):
+        a2, b2 = runs[(i + 1) % len(runs)]          # the next run round the edge
+        gap = (a2 - b) % n
+        if 2 * gap > n or max(b - a, b2 - a2) > thin:
             continue
-        (x0, y0), (x1, y1) = (xs[a - 1], ys[a - 1]), (xs[b % n], ys[b % n])
+        (x0, y0), (x1, y1) = (xs[b - 1], ys[b - 1]), (xs[a2], ys[a2])
         span = abs((angle_of(x1 - cx, y1 - cy) - angle_of(x0 - cx, y0 - cy) + 180) % 360 - 180)
         if math.hypot(x1 - x0, y1 - y0) <= across or span <= degrees:
-            mask[ys[a:b], xs[a:b]] = True
+            k = np.arange(b, b + gap) % n
+            mask[ys[k], xs[k]] = True
 
 
 def _ray(start, end, step: float = 1.0):
