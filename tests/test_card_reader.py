@@ -246,3 +246,31 @@ def test_photos_read_a_dark_card_from_its_found_box_too(card, style):
     assert list(both(canvas).names) == [card, card]
     outline = both.cards(canvas)[0][0]
     assert np.abs(outline - quad).max() < 1e-3          # the outline read is the found one
+
+
+@pytest.mark.parametrize("card,angle,style", [("Jd", 25, 5), ("Kc", 110, 9), ("6h", 200, 3)])
+def test_photos_read_a_card_whose_box_sits_on_its_inner_frame(card, angle, style):
+    """On webcam photos the finder can box a card's inner frame (a court's border, a frame
+    of pips), whose corners hold no index: photos also read the finder's best boxes grown
+    and snapped onto the card's edges, and name the card from both ends."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, scale_quad
+    from companion.detector.model import MODELS, PHOTO_GROW
+    _, canvas, quad = _placed_card(card, angle, style=style)
+    inner = scale_quad(quad, 0.7)
+
+    class InnerFinder:
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            return np.float32([inner]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    plain = CardReaderDetector(InnerFinder(), reader, conf=0.45, looks=("found", "snapped"),
+                               pool_looks=False)
+    assert card not in plain(canvas).names
+    det = CardReaderDetector(InnerFinder(), reader, conf=0.45, looks=("found", "snapped"),
+                             pool_looks=False, grow=PHOTO_GROW)
+    assert list(det(canvas).names) == [card, card]
+    outline = det.cards(canvas)[0][0]
+    d = np.linalg.norm(outline[:, None] - quad[None], axis=2).min(1)
+    assert d.max() < 5, d

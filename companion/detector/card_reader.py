@@ -51,6 +51,7 @@ RETRY_TURNS = (-14.0, -7.0, 7.0, 14.0)  # degrees a box that read nothing is tur
 # game 201), and the flip tracker asks 0.55 on two looks itself.
 FALLBACK_CONF = 0.55
 RETRY_MIN = 1.0                      # ...kept if its two ends' probabilities sum to this
+GROW_TOP = 2                         # how many of the finder's best boxes are grown (photos)
 
 
 def orientations(corners: np.ndarray) -> list[np.ndarray]:
@@ -226,7 +227,7 @@ class CardReaderDetector:
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
                  suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
-                 confirm_conf: float = 0.25) -> None:
+                 confirm_conf: float = 0.25, grow: tuple[float, ...] = ()) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -237,6 +238,10 @@ class CardReaderDetector:
         picture's own bounds are read as one more outline (a photo taken so close that the
         card fills it has no edges for the finder to find). on_table: what stands out from
         a plain table is read too (`table_outlines`: a design the finder does not know).
+        grow: scales the finder's best boxes of each look are grown by and then snapped
+        onto the card's edges, each read as one more outline (a box on a card's inner
+        frame, a court's border or a frame of pips, reads no index: its corners lie inside
+        the card).
         middle: the middle reader, an independent cue to the rank and suit: a card it
         contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
         end read it at `veto_sure` or more; a card whose
@@ -251,6 +256,7 @@ class CardReaderDetector:
         self.looks, self.turns, self.retry = looks, turns, retry
         self.whole_frame, self.on_table = whole_frame, on_table
         self.pool_looks = pool_looks
+        self.grow = grow
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -367,6 +373,13 @@ class CardReaderDetector:
                    key=lambda c: c[1])
         return best if best[2] and best[1] >= max(RETRY_MIN, pooled) else card
 
+    def _found(self, image: np.ndarray, quads: list[np.ndarray]) -> list[np.ndarray]:
+        """The finder's boxes (best first), and its GROW_TOP best grown by each of
+        `grow` and snapped onto the card's edges."""
+        grown = [refine_quad(image, scale_quad(q, s)) for q in quads[:GROW_TOP]
+                 for s in self.grow]
+        return quads + grown
+
     def _turned(self, image: np.ndarray, ang: float) -> list[np.ndarray]:
         """The finder's outlines on the picture turned by `ang` degrees, mapped back."""
         H, W = image.shape[:2]
@@ -390,7 +403,8 @@ class CardReaderDetector:
         new card landing there is found by the finder or the landing, and its outline
         must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
-        quads = list(self.finder(image)[0]) + [np.asarray(q, np.float32) for q in outlines]
+        quads = self._found(image, list(self.finder(image)[0]))
+        quads += [np.asarray(q, np.float32) for q in outlines]
         if self.whole_frame:
             H, W = image.shape[:2]
             quads.append(np.float32([[0, 0], [W, 0], [W, H], [0, H]]))
@@ -400,7 +414,7 @@ class CardReaderDetector:
         # one angle it usually gets right at another. (Tried on video as a fallback when
         # the first look read nothing: no flip gained, one false flip made.)
         for ang in self.turns:
-            quads += self._turned(image, ang)
+            quads += self._found(image, self._turned(image, ang))
         # One reader call for all (a photo's looks are outlines of their own).
         read = self._read_all(image, quads, conf, as_is=fallback)
         main = len(read) - len(fallback)
@@ -471,6 +485,12 @@ def turn_quad(quad: np.ndarray, degrees: float) -> np.ndarray:
     rot = np.float32([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     c = quad.mean(0)
     return ((quad - c) @ rot.T + c).astype(np.float32)
+
+
+def scale_quad(quad: np.ndarray, scale: float) -> np.ndarray:
+    """The outline grown (or shrunk) about its centre."""
+    c = quad.mean(0)
+    return (c + scale * (quad - c)).astype(np.float32)
 
 
 def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: float = 10.0,
