@@ -274,3 +274,40 @@ def test_photos_read_a_card_whose_box_sits_on_its_inner_frame(card, angle, style
     outline = det.cards(canvas)[0][0]
     d = np.linalg.norm(outline[:, None] - quad[None], axis=2).min(1)
     assert d.max() < 5, d
+
+
+@pytest.mark.parametrize("card,angle,style", [("7c", 30, 5), ("Qh", 100, 9), ("4d", 200, 3)])
+def test_photos_look_again_with_the_light_evened_out_where_nothing_reads(card, angle, style):
+    """A dark card on a dark table: evening the picture's light out makes the card stand
+    out from the table more, and where no outline names a card, photos ask the finder
+    again on that picture; its box is read on the picture as taken."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, even_light
+    from companion.detector.model import MODELS
+    _, canvas, quad = _placed_card(card, angle, style=style)
+    dim = (canvas * 0.45).astype(np.uint8)
+    inside = np.zeros(dim.shape[:2], bool)
+    cv2.fillConvexPoly(inside.view(np.uint8), np.round(quad).astype(np.int32), 1)
+
+    def stands_out(img):             # the card's lightness above the table's
+        L = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)[..., 0].astype(float)
+        return L[inside].mean() - L[~inside].mean()
+
+    plain, evened = stands_out(dim), stands_out(even_light(dim))
+    assert evened > plain + 3, (plain, evened)
+    seen = []
+
+    class ContrastFinder:            # finds the card only where it stands out enough
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            seen.append(img.shape)
+            if img.shape == dim.shape and stands_out(img) > (plain + evened) / 2:
+                return np.float32([quad]), np.float32([0.9])
+            return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    args = dict(conf=0.45, looks=("found", "snapped"), pool_looks=False)
+    assert len(CardReaderDetector(ContrastFinder(), reader, **args)(dim)) == 0
+    assert len(seen) == 1
+    found = CardReaderDetector(ContrastFinder(), reader, even_light=True, **args)(dim)
+    assert list(found.names) == [card, card]

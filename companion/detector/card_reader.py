@@ -52,6 +52,8 @@ RETRY_TURNS = (-14.0, -7.0, 7.0, 14.0)  # degrees a box that read nothing is tur
 FALLBACK_CONF = 0.55
 RETRY_MIN = 1.0                      # ...kept if its two ends' probabilities sum to this
 GROW_TOP = 2                         # how many of the finder's best boxes are grown (photos)
+EVEN_TOP = 2                         # ...and how many it finds with the light evened out
+EVEN_SIDE = 640                      # the picture's long side for that look (pixels)
 
 
 def orientations(corners: np.ndarray) -> list[np.ndarray]:
@@ -227,7 +229,8 @@ class CardReaderDetector:
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
                  suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
-                 confirm_conf: float = 0.25, grow: tuple[float, ...] = ()) -> None:
+                 confirm_conf: float = 0.25, grow: tuple[float, ...] = (),
+                 even_light: bool = False) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -241,7 +244,10 @@ class CardReaderDetector:
         grow: scales the finder's best boxes of each look are grown by and then snapped
         onto the card's edges, each read as one more outline (a box on a card's inner
         frame, a court's border or a frame of pips, reads no index: its corners lie inside
-        the card).
+        the card). even_light: where no outline names a card, the finder looks again at
+        the picture with its local contrast evened out (`even_light`), and its EVEN_TOP
+        best boxes there are read too (a dark card on a dark table it does not find in
+        the picture as it is).
         middle: the middle reader, an independent cue to the rank and suit: a card it
         contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
         end read it at `veto_sure` or more; a card whose
@@ -256,7 +262,7 @@ class CardReaderDetector:
         self.looks, self.turns, self.retry = looks, turns, retry
         self.whole_frame, self.on_table = whole_frame, on_table
         self.pool_looks = pool_looks
-        self.grow = grow
+        self.grow, self.even_light = grow, even_light
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -373,6 +379,18 @@ class CardReaderDetector:
                    key=lambda c: c[1])
         return best if best[2] and best[1] >= max(RETRY_MIN, pooled) else card
 
+    def _find(self, image: np.ndarray, even: bool = False) -> list[np.ndarray]:
+        """The finder's boxes, best first, then (even) its best on the picture with its
+        local contrast evened out."""
+        quads = list(self.finder(image)[0])
+        if even:
+            H, W = image.shape[:2]
+            f = min(1.0, EVEN_SIDE / max(H, W))
+            small = image if f == 1.0 else shrink(image, max(1, round(W * f)),
+                                                  max(1, round(H * f)))
+            quads += [q / f for q in self.finder(even_light(small))[0][:EVEN_TOP]]
+        return quads
+
     def _found(self, image: np.ndarray, quads: list[np.ndarray]) -> list[np.ndarray]:
         """The finder's boxes (best first), and its GROW_TOP best grown by each of
         `grow` and snapped onto the card's edges."""
@@ -380,7 +398,7 @@ class CardReaderDetector:
                  for s in self.grow]
         return quads + grown
 
-    def _turned(self, image: np.ndarray, ang: float) -> list[np.ndarray]:
+    def _turned(self, image: np.ndarray, ang: float, even: bool = False) -> list[np.ndarray]:
         """The finder's outlines on the picture turned by `ang` degrees, mapped back."""
         H, W = image.shape[:2]
         M = cv2.getRotationMatrix2D((W / 2, H / 2), ang, 1.0)
@@ -390,7 +408,7 @@ class CardReaderDetector:
         turned = cv2.warpAffine(image, M, (nw, nh), borderMode=cv2.BORDER_REPLICATE)
         back = cv2.invertAffineTransform(M)
         return [(q @ back[:, :2].T + back[:, 2]).astype(np.float32)
-                for q in self.finder(turned)[0]]
+                for q in self._find(turned, even)]
 
     def cards(self, image: np.ndarray, conf: float | None = None,
               outlines: list[np.ndarray] | tuple = (),
@@ -403,7 +421,17 @@ class CardReaderDetector:
         new card landing there is found by the finder or the landing, and its outline
         must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
-        quads = self._found(image, list(self.finder(image)[0]))
+        kept = self._cards(image, conf, outlines, fallback)
+        # Photos: where no outline names a card, the finder looks again with the light
+        # evened out (a black card on a dark table). Only then: on realdecks/valid's webcam
+        # photos, read always, it also made one right card wrong and one unclear.
+        if self.even_light and not any(found for _, _, found in kept):
+            kept = self._cards(image, conf, outlines, fallback, even=True)
+        return kept
+
+    def _cards(self, image: np.ndarray, conf: float, outlines, fallback,
+               even: bool = False) -> list[tuple[np.ndarray, float, list]]:
+        quads = self._found(image, self._find(image, even))
         quads += [np.asarray(q, np.float32) for q in outlines]
         if self.whole_frame:
             H, W = image.shape[:2]
@@ -414,7 +442,7 @@ class CardReaderDetector:
         # one angle it usually gets right at another. (Tried on video as a fallback when
         # the first look read nothing: no flip gained, one false flip made.)
         for ang in self.turns:
-            quads += self._found(image, self._turned(image, ang))
+            quads += self._found(image, self._turned(image, ang, even))
         # One reader call for all (a photo's looks are outlines of their own).
         read = self._read_all(image, quads, conf, as_is=fallback)
         main = len(read) - len(fallback)
@@ -485,6 +513,17 @@ def turn_quad(quad: np.ndarray, degrees: float) -> np.ndarray:
     rot = np.float32([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     c = quad.mean(0)
     return ((quad - c) @ rot.T + c).astype(np.float32)
+
+
+def even_light(image: np.ndarray) -> np.ndarray:
+    """The picture with the local contrast of its lightness evened out (CLAHE on L of
+    Lab): a black card on a dark table, or one in a dim corner, stands out."""
+    clahe = cv2.createCLAHE(clipLimit=3.0, tileGridSize=(8, 8))
+    if image.ndim == 2:
+        return clahe.apply(image)
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    lab[..., 0] = clahe.apply(lab[..., 0])
+    return cv2.cvtColor(lab, cv2.COLOR_LAB2BGR)
 
 
 def scale_quad(quad: np.ndarray, scale: float) -> np.ndarray:
