@@ -431,6 +431,7 @@ class CardReaderDetector:
 
     def _cards(self, image: np.ndarray, conf: float, outlines, fallback,
                even: bool = False) -> list[tuple[np.ndarray, float, list]]:
+        """`cards` from one set of looks (even: the finder's with the light evened out too)."""
         quads = self._found(image, self._find(image, even))
         quads += [np.asarray(q, np.float32) for q in outlines]
         if self.whole_frame:

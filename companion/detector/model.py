@@ -30,8 +30,9 @@ PHOTO_TURNS = (30.0, 60.0)                        # extra angles the finder sees
 # Photos: the finder's two best boxes of each angle, grown by these scales and snapped onto
 # the card's edges, are read too (a box on a card's inner frame reads no index). Chosen on
 # realdecks/valid as a webcam photographs it (session 15, 520 photos): 497 right, 4 wrong
-# without; 503, 3 with (1.15, 1.3); (1.1, 1.25, 1.45) or 4 boxes gained nothing more (tried
-# growing on the turned picture). On valid's table photos: 257 and 0 either way.
+# without; 503, 3 with (1.15, 1.3); (1.1, 1.25, 1.45) or 4 boxes gained nothing more, nor
+# did growing the turned looks' boxes on the turned picture. Valid's table photos: 257, 0
+# either way.
 PHOTO_GROW = (1.15, 1.3)
 # ...and where no outline names a card, the finder looks again with the picture's light
 # evened out (card_reader.even_light): on the same photos 503 -> 508 right, 3 wrong either
