@@ -57,6 +57,17 @@ def _placed_card(name: str, angle: float, style: int = 5):
     return face, canvas, quad
 
 
+class FixedFinder:
+    """A card finder that finds the given box in any picture, as sure as a clear card."""
+    imgsz = 256
+
+    def __init__(self, quad: np.ndarray) -> None:
+        self.quad = quad
+
+    def __call__(self, img, conf=None):
+        return np.float32([self.quad]), np.float32([0.9])
+
+
 @pytest.mark.parametrize("angle", [0, 35, 90, 180, 260])
 def test_corner_crop_is_the_upright_index_whatever_the_angle(angle):
     """Whichever way the card lies, one portrait reading crops exactly the face's printed
@@ -169,16 +180,11 @@ def test_a_box_too_far_off_to_snap_is_turned_and_read_again(card, angle, style, 
     from companion.detector.model import MODELS
     _, canvas, quad = _placed_card(card, angle, style=style)
 
-    class OffFinder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([turn_quad(quad, off)]), np.float32([0.9])
-
+    finder = FixedFinder(turn_quad(quad, off))
     reader = CornerReader(MODELS / "corner_reader.onnx")
-    plain = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"), retry=())
+    plain = CardReaderDetector(finder, reader, looks=("found", "snapped"), retry=())
     assert len(plain(canvas)) <= 1
-    det = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))
+    det = CardReaderDetector(finder, reader, looks=("found", "snapped"))
     found = det(canvas)
     assert len(found) == 2 and set(found.names) == {card}
 
@@ -200,16 +206,11 @@ def test_a_box_that_reads_one_end_only_is_turned_and_read_again(style, off):
     quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
     box = turn_quad(quad, off)
 
-    class OffFinder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([box]), np.float32([0.9])
-
+    finder = FixedFinder(box)
     reader = CornerReader(MODELS / "corner_reader.onnx")
-    plain = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"), retry=())
+    plain = CardReaderDetector(finder, reader, looks=("found", "snapped"), retry=())
     assert len(plain(canvas)) == 1
-    found = CardReaderDetector(OffFinder(), reader, looks=("found", "snapped"))(canvas)
+    found = CardReaderDetector(finder, reader, looks=("found", "snapped"))(canvas)
     assert len(found) == 2 and set(found.names) == {"7h"}
 
 
@@ -231,17 +232,12 @@ def test_photos_read_a_dark_card_from_its_found_box_too(card, style):
     quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
     assert np.linalg.norm(refine_quad(canvas, quad) - quad, axis=1).max() > 30
 
-    class Finder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([quad]), np.float32([0.9])
-
+    finder = FixedFinder(quad)
     reader = CornerReader(MODELS / "corner_reader.onnx")
-    snapped = CardReaderDetector(Finder(), reader, conf=0.45, looks=("snapped",))
-    found = CardReaderDetector(Finder(), reader, conf=0.45, looks=("found",))
+    snapped = CardReaderDetector(finder, reader, conf=0.45, looks=("snapped",))
+    found = CardReaderDetector(finder, reader, conf=0.45, looks=("found",))
     assert snapped.cards(canvas)[0][1] < found.cards(canvas)[0][1]     # pooled probability
-    both = CardReaderDetector(Finder(), reader, conf=0.45, looks=("found", "snapped"),
+    both = CardReaderDetector(finder, reader, conf=0.45, looks=("found", "snapped"),
                               pool_looks=False)
     assert list(both(canvas).names) == [card, card]
     outline = both.cards(canvas)[0][0]
@@ -256,19 +252,13 @@ def test_photos_read_a_card_whose_box_sits_on_its_inner_frame(card, angle, style
     from companion.detector.card_reader import CardReaderDetector, CornerReader, scale_quad
     from companion.detector.model import MODELS, PHOTO_GROW
     _, canvas, quad = _placed_card(card, angle, style=style)
-    inner = scale_quad(quad, 0.7)
 
-    class InnerFinder:
-        imgsz = 256
-
-        def __call__(self, img, conf=None):
-            return np.float32([inner]), np.float32([0.9])
-
+    finder = FixedFinder(scale_quad(quad, 0.7))
     reader = CornerReader(MODELS / "corner_reader.onnx")
-    plain = CardReaderDetector(InnerFinder(), reader, conf=0.45, looks=("found", "snapped"),
+    plain = CardReaderDetector(finder, reader, conf=0.45, looks=("found", "snapped"),
                                pool_looks=False)
     assert card not in plain(canvas).names
-    det = CardReaderDetector(InnerFinder(), reader, conf=0.45, looks=("found", "snapped"),
+    det = CardReaderDetector(finder, reader, conf=0.45, looks=("found", "snapped"),
                              pool_looks=False, grow=PHOTO_GROW)
     assert list(det(canvas).names) == [card, card]
     outline = det.cards(canvas)[0][0]
