@@ -185,6 +185,23 @@ def test_a_won_pile_starts_a_new_one_at_once():
     assert tr.order == ["4d", "Qh"]
 
 
+def test_a_card_of_a_won_pile_played_again_onto_its_old_spot_is_a_flip():
+    """Two players: the pile is won and picked up, new cards land on the same spot, and
+    a card of the won pile comes back there 3 s after it was last seen (within the time
+    a covered pile may reappear): new cards had landed there since, so it was played
+    again (seed 602's Js)."""
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("Js", 0.9, (300, 300)))] * 3)
+    tr.pile_won(3 / FPS)
+    seq = [dets()] * 20                                   # picked up: bare table
+    for card in ("7c", "Ad", "6h"):                       # new cards on the same spot
+        seq += [dets((card, 0.9, (300, 300)))] * 25
+    seq += [dets(("Js", 0.9, (300, 300)))] * 5            # the Js, played again
+    ev = run(tr, seq, start=3)
+    assert [c for c, _ in flips(ev)] == ["7c", "Ad", "6h", "Js"]
+    assert tr.order == ["7c", "Ad", "6h", "Js"]
+
+
 def test_a_won_pile_still_in_view_is_not_flipped_and_its_pick_up_is_said_once():
     tr = FlipTracker(frame_diag=1000)
     run(tr, [dets(("2s", 0.9, (300, 300)))] * 3)

@@ -293,6 +293,11 @@ class FlipTracker:
                 if n != win.card:
                     self.aliases[n] = win.card
             self.candidates.clear()
+            # A card landed where a won pile lay: what of that pile was already out of
+            # view was picked up, so seen there again it was played again (two players:
+            # a won Js replayed 3 s later onto the same spot was taken for the old pile).
+            self.leaving = {n: v for n, v in self.leaving.items()
+                            if t - v[0] < cfg.clear_after}
         else:
             for k in self.candidates.values():
                 if k.seen >= cfg.unclear_frames and not k.unclear_said:
