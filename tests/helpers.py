@@ -37,3 +37,15 @@ class SlowOut:
 
     def write(self, samples):
         time.sleep(len(samples) / self.rate / 20)
+
+
+class FixedFinder:
+    """A card finder that finds the one outline it was given, in any picture, as sure as
+    a clear card."""
+    imgsz = 256
+
+    def __init__(self, quad: np.ndarray) -> None:
+        self.quad = quad
+
+    def __call__(self, img, conf=None):
+        return np.float32([self.quad]), np.float32([0.9])

@@ -15,6 +15,7 @@ from companion.engine.cards import CLASS_NAMES
 from companion.training.dataset import WHOLE, card_lines
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import SceneRenderer, card_transform, warp_onto
+from helpers import FixedFinder
 
 
 def rect(cx, cy, w, h, angle):
@@ -55,17 +56,6 @@ def _placed_card(name: str, angle: float, style: int = 5):
     fh, fw = face.image.shape[:2]
     quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
     return face, canvas, quad
-
-
-class FixedFinder:
-    """A card finder that finds the given box in any picture, as sure as a clear card."""
-    imgsz = 256
-
-    def __init__(self, quad: np.ndarray) -> None:
-        self.quad = quad
-
-    def __call__(self, img, conf=None):
-        return np.float32([self.quad]), np.float32([0.9])
 
 
 @pytest.mark.parametrize("angle", [0, 35, 90, 180, 260])

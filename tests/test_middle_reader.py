@@ -15,6 +15,7 @@ from companion.detector.model import MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
+from helpers import FixedFinder
 
 
 def _placed(name: str, angle: float, style: int):
@@ -58,17 +59,6 @@ def test_the_middle_is_straightened_whatever_the_cards_angle(angle):
     assert got[0].shape == (MID_H, MID_W, 3)
 
 
-class Finder:
-    """A card finder that finds the one outline it was given."""
-    imgsz = 256
-
-    def __init__(self, quad: np.ndarray) -> None:
-        self.quad = quad
-
-    def __call__(self, img, conf=None):
-        return np.float32([self.quad]), np.float32([0.9])
-
-
 class FixedMiddle:
     """A middle reader that is sure of one rank group and one suit, and keeps what it was
     shown."""
@@ -88,10 +78,10 @@ def test_a_card_the_middle_contradicts_is_unclear_and_one_it_confirms_is_named()
     reader = CornerReader(MODELS / "corner_reader.onnx")
 
     def names(middle):
-        det = CardReaderDetector(Finder(quad), reader, middle=middle, veto=0.03, suit_veto=0.03)
+        det = CardReaderDetector(FixedFinder(quad), reader, middle=middle, veto=0.03, suit_veto=0.03)
         return set(det(canvas).names), det.cards(canvas)[0][1]
 
-    assert set(CardReaderDetector(Finder(quad), reader)(canvas).names) == {"5c"}
+    assert set(CardReaderDetector(FixedFinder(quad), reader)(canvas).names) == {"5c"}
     six = FixedMiddle(rank_group(5), "c")              # six pips: not a 5
     assert names(six) == (set(), 0.0)
     assert six.seen and six.seen[0].shape == (MID_H, MID_W, 3)
@@ -150,7 +140,7 @@ def test_an_unsure_card_is_named_when_its_middle_reads_it_surely():
     canvas, quad = _placed("5c", 20, 5)
 
     def names(middle, confirm=0.9):
-        return set(CardReaderDetector(Finder(quad), UnsureReader(), conf=0.45, retry=(),
+        return set(CardReaderDetector(FixedFinder(quad), UnsureReader(), conf=0.45, retry=(),
                                       middle=middle, veto=0.03, suit_veto=0.01,
                                       confirm=confirm, confirm_conf=0.25)(canvas).names)
 
@@ -180,7 +170,7 @@ def test_a_card_unsure_of_its_index_is_named_when_the_middle_confirms_it(conf):
     canvas, quad = _placed("5c", 20, 5)
 
     def read(middle):
-        return CardReaderDetector(Finder(quad), ClutteredReader(), conf=conf, retry=(),
+        return CardReaderDetector(FixedFinder(quad), ClutteredReader(), conf=conf, retry=(),
                                   middle=middle, veto=0.03, suit_veto=0.01,
                                   confirm=0.8, confirm_conf=0.25)(canvas)
 
@@ -205,7 +195,7 @@ def test_a_sure_corner_reading_is_not_vetoed_by_the_middle():
     canvas, quad = _placed("5c", 20, 5)
 
     def names(veto_sure):
-        return set(CardReaderDetector(Finder(quad), SureReader(), retry=(),
+        return set(CardReaderDetector(FixedFinder(quad), SureReader(), retry=(),
                                       middle=FixedMiddle(rank_group(5), "c"), veto=0.03,
                                       suit_veto=0.01, veto_sure=veto_sure)(canvas).names)
 
