@@ -242,7 +242,6 @@ def test_photos_read_a_card_whose_box_sits_on_its_inner_frame(card, angle, style
     from companion.detector.card_reader import CardReaderDetector, CornerReader, scale_quad
     from companion.detector.model import MODELS, PHOTO_GROW
     _, canvas, quad = _placed_card(card, angle, style=style)
-
     finder = FixedFinder(scale_quad(quad, 0.7))
     reader = CornerReader(MODELS / "corner_reader.onnx")
     plain = CardReaderDetector(finder, reader, conf=0.45, looks=("found", "snapped"),
