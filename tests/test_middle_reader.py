@@ -10,7 +10,7 @@ import pytest
 from companion.detector.card_reader import CardReaderDetector, CornerReader, orientations
 from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
                                               OUTPUTS, MiddleReader, agrees, blank_corners,
-                                              confirms, middle_crop, rank_group)
+                                              confirms, middle_crop, names, rank_group)
 from companion.detector.model import MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
@@ -202,3 +202,37 @@ def test_a_sure_corner_reading_is_not_vetoed_by_the_middle():
     assert names(2.0) == set()          # six pips veto the 5c read at 0.95
     assert names(0.9) == {"5c"}         # a reading this sure stands
     assert names(0.96) == set()
+
+
+class BlindReader:
+    """A corner reader that sees no index anywhere ("no index" 0.9): a blurred or tiny
+    index."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.1 / 52, np.float32)
+        p[:, -1] = 0.9
+        return p
+
+
+def test_a_card_whose_index_reads_nothing_is_named_by_its_pips_alone_only_where_sure():
+    canvas, quad = _placed("5c", 20, 5)
+
+    def read(middle, alone=0.8):
+        return CardReaderDetector(FixedFinder(quad), BlindReader(), retry=(), middle=middle,
+                                  veto=0.03, suit_veto=0.01, confirm=0.8, confirm_conf=0.25,
+                                  alone=alone)(canvas)
+
+    named = read(FixedMiddle(rank_group(4), "c"))
+    assert set(named.names) == {"5c"}
+    assert np.allclose(named.confidence, 0.99)
+    # At both ends of the card, as the corner reader's detections are.
+    assert len(named) == 2 and all(cv2.pointPolygonTest(quad.reshape(-1, 1, 2), (
+        float((x1 + x2) / 2), float((y1 + y2) / 2)), False) >= 0 for x1, y1, x2, y2 in named.xyxy)
+    assert len(read(FixedMiddle(rank_group(4), "c"), alone=1.0)) == 0   # the rule off
+    assert len(read(FixedMiddle(rank_group(4), "c"), alone=0.995)) == 0  # not sure enough
+    assert len(read(None)) == 0
+    # An ace's or a court's middle names nothing: art decks draw those as pictures.
+    assert len(read(FixedMiddle(0, "c"))) == 0
+    assert len(read(FixedMiddle(COURT, "c"))) == 0
+    assert names(FixedMiddle(rank_group(9), "h").p, 0.9) == (CLASS_NAMES.index("10h"),
+                                                              pytest.approx(0.99))

@@ -24,7 +24,7 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import MiddleReader, agrees, confirms, middle_crop
+from .middle_reader import MiddleReader, agrees, confirms, middle_crop, names
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -229,8 +229,8 @@ class CardReaderDetector:
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
                  suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
-                 confirm_conf: float = 0.25, grow: tuple[float, ...] = (),
-                 even_light: bool = False) -> None:
+                 confirm_conf: float = 0.25, alone: float = 1.0,
+                 grow: tuple[float, ...] = (), even_light: bool = False) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -252,11 +252,15 @@ class CardReaderDetector:
         contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
         end read it at `veto_sure` or more; a card whose
         ends read it only at `confirm_conf` is named when the middle's pips say the same
-        rank and suit with at least `confirm` (middle_reader.confirms; 1: never)."""
+        rank and suit with at least `confirm` (middle_reader.confirms; 1: never); a card
+        whose ends name nothing even so is named by its middle alone where the middle
+        counts its pips and their suit each at `alone` or more (middle_reader.names; 1:
+        never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
         self.confirm, self.confirm_conf = confirm, confirm_conf
+        self.alone = alone
         self.imgsz = finder.imgsz
         self.conf = conf
         self.looks, self.turns, self.retry = looks, turns, retry
@@ -309,10 +313,8 @@ class CardReaderDetector:
         for j in pairs[k]:
             p = probs[j]
             if p[cls] >= conf and (given_index or p[cls] >= p[NONE_CLASS]):
-                x1, y1 = np.clip(regions[j].min(0), 0, (W, H))
-                x2, y2 = np.clip(regions[j].max(0), 0, (W, H))
                 sure = p[cls] / max(1e-6, 1.0 - p[NONE_CLASS]) if given_index else p[cls]
-                found.append(([x1, y1, x2, y2], float(min(1.0, sure)), cls))
+                found.append((_box(regions[j], W, H), float(min(1.0, sure)), cls))
         return float(pooled[k][cls]), found, 2 * k
 
     def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float,
@@ -332,8 +334,9 @@ class CardReaderDetector:
         looks += [[q] for q in quads[len(looks):]]
         prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
-        out, readings, unsure, i = [], [], [], 0
+        out, readings, unsure, ends_at, i = [], [], [], [], 0
         low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf <= conf
+        alone = self.middle is not None and self.alone < 1.0
         for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
             p = probs[i:i + len(crops)]
             pooled, found, reading = self._decide(p, n_looks, ends, regions, conf, W, H)
@@ -342,18 +345,22 @@ class CardReaderDetector:
             unsure.append(None if found or not low else
                           self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H,
                                        given_index=True)[1])
+            # Where the two ends of that reading lie, should the middle name the card alone.
+            ends_at.append(None if found or unsure[-1] or not alone else
+                           [_box(regions[j], W, H) for j in (reading, reading + 1)])
             i += len(crops)
-        return self._check_middles(image, out, readings, unsure)
+        return self._check_middles(image, out, readings, unsure, ends_at)
 
     def _check_middles(self, image: np.ndarray, cards: list, readings: list,
-                       unsure: list) -> list:
+                       unsure: list, ends_at: list) -> list:
         """The middle read as a second cue. A named card it contradicts is made unclear
         (no detections, and no weight against another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
-        is named."""
+        is named; one whose ends read no card at all (`ends_at`: where they lie) is named
+        where the middle alone counts its pips and their suit surely."""
         if self.middle is None:
             return cards
-        ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j]]
+        ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j] or ends_at[j]]
         if not ask:
             return cards
         probs = self.middle([middle_crop(image, readings[j]) for j in ask])
@@ -362,8 +369,12 @@ class CardReaderDetector:
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
-            elif not found and confirms(p, unsure[j][0][2], self.confirm):
+            elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])
+            elif not found and ends_at[j] and (named := names(p, self.alone)) is not None:
+                cls, sure = named
+                # It ranks as surely read against other outlines of the card.
+                cards[j] = (q, max(pooled, sure), [(box, sure, cls) for box in ends_at[j]])
         return cards
 
     def _retry(self, image: np.ndarray, card, conf: float):
@@ -484,6 +495,13 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
+
+
+def _box(region: np.ndarray, W: int, H: int) -> list[float]:
+    """A corner region's bounding box [x1, y1, x2, y2] inside a W x H picture."""
+    x1, y1 = np.clip(region.min(0), 0, (W, H))
+    x2, y2 = np.clip(region.max(0), 0, (W, H))
+    return [x1, y1, x2, y2]
 
 
 def table_outlines(image: np.ndarray, side: int = 256, step: float = 40.0,

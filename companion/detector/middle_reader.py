@@ -106,3 +106,16 @@ def confirms(probs: np.ndarray, card_cls: int, confirm: float) -> bool:
     rank, suit = card_cls % len(RANKS), card_cls // len(RANKS)
     group = rank_group(rank)
     return group != COURT and float(groups[group]) >= confirm and float(suits[suit]) >= confirm
+
+
+def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
+    """The card a middle reading names by itself, where the corner reader names nothing:
+    its pips counted (2-10) and their suit, each with at least `sure`; (the card's class,
+    the lesser of the two), or None. An ace's or a court's middle names no card: an art
+    deck draws its aces and courts, and some of its numbers, as pictures."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    group, suit = int(groups.argmax()), int(suits.argmax())
+    p = min(float(groups[group]), float(suits[suit]))
+    if not 1 <= group < COURT or p < sure:
+        return None
+    return suit * len(RANKS) + group, p
