@@ -125,12 +125,19 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     rss = [m[3] for m in marks]
     print(f"resident memory: after 1 min {rss[min(2, len(rss) - 1)]:.1f} MB, at the end "
           f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB), peak {max(rss):.1f}")
+    for miss in misses(truth, calls, fps):
+        print(f"  {miss}")
     p, r = precision_recall(s)
     print(f"flips: {s['matched']} of {s['true']} (R {r:.4f}), {s['called']} called "
           f"(P {p:.4f}), {s['duplicates']} duplicates")
     said = winners(calls, "hand_over")
     print(f"hand winners called right: {sum(a == b for a, b in zip(said, hands))} of "
           f"{len(hands)} ({len(said)} called)")
+    # Where the referee ended hands against where the film dealt the next one: a hand end
+    # called early (a card counted that was never played) shows before the film's deal.
+    over = [c["frame"] for c in calls if c.get("type") == "hand_over"]
+    dealt = [x["frame"] for x in truth if x["type"] == "start" and "hand" in x]
+    print(f"  hands called over at frames {over}; the film deals again at {dealt}")
 
 
 def matches(det, games: int, first_seed: int, tmp: Path) -> None:

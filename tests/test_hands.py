@@ -96,6 +96,30 @@ def test_hands_that_do_not_slap_are_not_slaps():
     assert got == []
 
 
+def test_a_hand_that_dealt_a_card_and_hovers_at_its_edge_is_no_slap():
+    """The dealer's hand brings the card in, lets go, draws back and comes back to hover
+    with its fingers at the card's edge, short of the pile. The card, new to the table
+    while the hand covered it, must not count as part of the arm (its tip would then run
+    on over the card onto the pile, and the hand held there would be a slap)."""
+    film, table = _table(default_seats(3))
+    bare = film.background.copy()
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(30):
+        img = bare.copy() if i < 6 else table.copy()     # the card lands under the hand
+        if 2 <= i < 6:                                   # coming in fast with the card
+            film._draw_hand(img, 0, 3.0 - 0.45 * (i - 2), -13.5, 0.0)
+        elif 6 <= i < 10:                                # letting go, gliding on
+            film._draw_hand(img, 0, 0.9 - 0.1 * (i - 6), 0.0, 0.0)
+        elif 10 <= i < 13:                               # drawn back off the card
+            film._draw_hand(img, 0, 2.0, 0.0, 0.15)
+        elif i >= 13:                                    # hovering, fingers at its edge
+            film._draw_hand(img, 0, 1.4, 0.0, 0.15)
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert got == []
+    assert 0.35 < watcher.arms[0].tips[-1][1] < 0.8      # the hand seen, short of the pile
+
+
 @pytest.mark.parametrize("seat", [0, 1, 2])
 def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
     """A sleeve of the tablecloth's own colour (as in a rendered film where one matched

@@ -46,6 +46,7 @@ CHROMA = 2.5                # weight of colour against brightness in what differ
 class HandConfig:
     diff: float = 18.0        # levels (brightness, or weighted colour) from the table: foreground
     learn: float = 0.5        # how fast the table learns what is not an arm, per frame
+    settle: float = 1.0       # ...and what changed but is no arm (a card that landed): at once
     min_run: int = 3          # pixels of picture edge an arm covers at least
     on_pile: float = 0.35     # tip within this many card heights of the pile centre
     fast: float = 5.0         # card heights a second the tip comes in at, at least
@@ -184,7 +185,11 @@ class HandWatcher:
         open_ = np.unique(np.concatenate([inside[0], inside[-1], inside[:, 0], inside[:, -1]]))
         armmask |= ~np.isin(inside, open_) & (inside > 0)
         keep = cv2.dilate(armmask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
-        learn = np.where(keep[..., None], 0.0, cfg.learn).astype(np.float32)
+        # What changed but is no arm is table from now on, at once: a card just dealt,
+        # half learnt when its dealer's hand let go of it, joined the hand again when it
+        # hovered back and ran its tip onto the pile (seed 1201: an invented slap).
+        learn = np.where(keep, 0.0, np.where(fg > 0, cfg.settle, cfg.learn))
+        learn = learn[..., None].astype(np.float32)
         self.background += (small - self.background) * learn
         self.grain = grain if self.grain is None else \
             self.grain + (grain - self.grain) * learn[..., 0]
