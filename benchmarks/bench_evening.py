@@ -92,6 +92,24 @@ def winners(anns: list[dict], kind: str) -> list[int]:
     return [a["winner"] for a in anns if a.get("type") == kind]
 
 
+def hand_ends(hands: list[int], dealt: list[int], over: list[tuple[int, int]],
+              frames: int) -> tuple[int, int]:
+    """Called hand ends against the film's: (hands played out whose end was called with
+    the right winner, hand ends called early). hands: the film's winners; dealt: the
+    frames it deals each next hand at; over: the referee's (frame, winner) hand ends.
+    Each called end belongs to the film's hand it fell in; the last of them is that
+    hand's end, any before it came early (a missed flip gives every later card to the
+    wrong seat, so the referee's counts drift). The film's last hand may run on past it."""
+    bounds = [0, *dealt, frames + 1]
+    right = early = 0
+    for k in range(len(bounds) - 1):
+        inside = [w for f, w in over if bounds[k] <= f < bounds[k + 1]]
+        played = k < len(hands) and bool(inside)
+        right += played and inside[-1] == hands[k]
+        early += len(inside) - played
+    return right, early
+
+
 def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     players = NAMES[:3]
     film = GameFilm(PRESETS["challenge"], players, seed, seconds=minutes * 60, hands=200)
@@ -130,14 +148,12 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     p, r = precision_recall(s)
     print(f"flips: {s['matched']} of {s['true']} (R {r:.4f}), {s['called']} called "
           f"(P {p:.4f}), {s['duplicates']} duplicates")
-    said = winners(calls, "hand_over")
-    print(f"hand winners called right: {sum(a == b for a, b in zip(said, hands))} of "
-          f"{len(hands)} ({len(said)} called)")
-    # Where the referee ended hands against where the film dealt the next one: a hand end
-    # called early (a card counted that was never played) shows before the film's deal.
-    over = [c["frame"] for c in calls if c.get("type") == "hand_over"]
     dealt = [x["frame"] for x in truth if x["type"] == "start" and "hand" in x]
-    print(f"  hands called over at frames {over}; the film deals again at {dealt}")
+    over = [(c["frame"], c["winner"]) for c in calls if c.get("type") == "hand_over"]
+    right, early = hand_ends(hands, dealt, over, stats.frames)
+    print(f"hands: {right} of {len(hands)} played out called over with the right winner, "
+          f"{early} hand ends called early; called at frames {[f for f, _ in over]}, the "
+          f"film deals again at {dealt}")
 
 
 def matches(det, games: int, first_seed: int, tmp: Path) -> None:
