@@ -61,6 +61,33 @@ def test_photo_names():
             parse_photo_name(bad)
 
 
+def test_the_deck_fit_minimises_the_readers_own_training_loss():
+    """fit_heads is written out in numpy; it must be the same fit as torch's Adam on the
+    reader's training loss (companion.training.corner_reader.head_losses)."""
+    torch = pytest.importorskip("torch")
+    from companion.deck.enrol import fit_heads
+    from companion.training.corner_reader import head_losses
+    rng = np.random.default_rng(4)
+    x = np.maximum(rng.normal(0, 1, (400, 32)), 0).astype(np.float32)
+    y = rng.integers(0, 53, 400)
+    y[rng.random(400) < 0.25] = 52                             # "no index" crops too
+    W0 = rng.normal(0, 0.1, (20, 32)).astype(np.float32)
+    b0 = np.zeros(20, np.float32)
+    W, b = torch.tensor(W0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    opt = torch.optim.Adam([W, b], lr=0.01)
+    for _ in range(60):
+        loss = head_losses(torch.from_numpy(x) @ W.T + b, torch.from_numpy(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    Wn, bn = fit_heads(x, y, W0, b0, steps=60, lr=0.01)
+    assert np.abs(Wn - W.detach().numpy()).max() < 1e-4
+    assert np.abs(bn - b.detach().numpy()).max() < 1e-4
+    start = float(head_losses(torch.from_numpy(x @ W0.T + b0), torch.from_numpy(y)))
+    end = float(head_losses(torch.from_numpy(x @ Wn.T + bn), torch.from_numpy(y)))
+    assert end < start - 0.5
+
+
 def test_enrol_reports_every_photo_and_what_is_missing(enrolled):
     out, code, text = enrolled
     assert code == 1                               # not all 52 cards: exit 1...
