@@ -106,7 +106,7 @@ def test_a_hand_that_dealt_a_card_and_hovers_at_its_edge_is_no_slap():
     watcher = HandWatcher(film.seats)
     got = []
     for i in range(30):
-        img = bare.copy() if i < 6 else table.copy()     # the card lands under the hand
+        img = bare.copy() if i < 6 else table.copy()     # the card, from under the hand
         if 2 <= i < 6:                                   # coming in fast with the card
             film._draw_hand(img, 0, 3.0 - 0.45 * (i - 2), -13.5, 0.0)
         elif 6 <= i < 10:                                # letting go, gliding on

@@ -185,9 +185,10 @@ class HandWatcher:
         open_ = np.unique(np.concatenate([inside[0], inside[-1], inside[:, 0], inside[:, -1]]))
         armmask |= ~np.isin(inside, open_) & (inside > 0)
         keep = cv2.dilate(armmask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
-        # What changed but is no arm is table from now on, at once: a card just dealt,
-        # half learnt when its dealer's hand let go of it, joined the hand again when it
-        # hovered back and ran its tip onto the pile (seed 1201: an invented slap).
+        # What changed but is no arm is table from then on, at once. Learnt by halves, a
+        # card just dealt still stood out when its dealer's hand hovered back to its
+        # edge, joined the hand, and the hand's tip ran over it onto the pile (seed 1201:
+        # a slap invented).
         learn = np.where(keep, 0.0, np.where(fg > 0, cfg.settle, cfg.learn))
         learn = learn[..., None].astype(np.float32)
         self.background += (small - self.background) * learn
