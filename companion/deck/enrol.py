@@ -190,14 +190,10 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, bia
             sm = np.exp(zz)
             sm /= sm.sum(1, keepdims=True)
             g[pos, cols] = w * (sm - q) / p
-        for k, grad in enumerate((g.T @ x, g.sum(0))):
+        for k, (param, grad) in enumerate(((W, g.T @ x), (b, g.sum(0)))):
             m[k] = beta1 * m[k] + (1 - beta1) * grad
             v[k] = beta2 * v[k] + (1 - beta2) * grad * grad
-            step = lr * (m[k] / (1 - beta1 ** t)) / (np.sqrt(v[k] / (1 - beta2 ** t)) + eps)
-            if k == 0:
-                W -= step
-            else:
-                b -= step
+            param -= lr * (m[k] / (1 - beta1 ** t)) / (np.sqrt(v[k] / (1 - beta2 ** t)) + eps)
     return W, b
 
 
