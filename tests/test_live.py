@@ -448,6 +448,33 @@ def test_the_next_deal_starts_the_next_hand_and_the_score_is_said():
     assert game.hand_active and game.hands_won == [1, 0]
 
 
+def test_a_card_whose_pick_up_ends_the_hand_is_called_as_the_next_hands_first(tmp_path):
+    """A challenge won is the winner's once the next card shows it was picked up. When
+    that pick-up gives the winner every card the hand is over, and the card that showed
+    it is the next hand's first: called, logged, and replayed the same, never dropped."""
+    log = SessionLog(tmp_path / "s.jsonl", PRESETS["challenge"], ["Ada", "Ben"])
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["challenge"]),
+                        roi=Roi(0, 0, 320, 240), log=log)
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [2, 1]})
+    pipe.feed({"type": "flip", "card": "Jh"})
+    won = pipe.feed({"type": "flip", "card": "5c"})
+    assert [a["seat"] for a in won if a["type"] == "challenge_won"] == [0]
+    out = pipe.feed({"type": "flip", "card": "9d", "t": 3.0}, frame=90,
+                    extra={"frames": [88, 90]}, extra_types=("flip",))
+    kinds = [a["type"] for a in out]
+    assert kinds.index("award") < kinds.index("hand_over") < kinds.index("start")
+    flip = next(a for a in out if a["type"] == "flip")
+    assert flip["card"] == "9d" and flip["frames"] == [88, 90]
+    assert flip["seat"] == 1                      # left of the new dealer, Ada
+    assert not [a for a in out if a["type"] == "rejected"]
+    assert pipe.game.hand_number == 2 and pipe.game.pile_count == 1
+    log.close()
+    replayed = Game(PRESETS["challenge"])
+    for rec in read_log(tmp_path / "s.jsonl").events:
+        replayed.apply(rec)
+    assert replayed.state() == pipe.game.state()
+
+
 def _fed(events, players=("Ada", "Ben", "Cho"), log=None):
     pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240),
                         log=log)

@@ -360,11 +360,19 @@ class LivePipeline:
                 extra_log["box"] = [round(float(v), 1) for v in box]
             self.log.event(event, frame, **extra_log)
         self.events.append(dict(event))
-        was_pending = self.game.pending
+        was_pending, was_active = self.game.pending, self.game.hand_active
         try:
             anns = self.game.apply(event)
         except EventError as exc:
             anns = [{"type": "rejected", "reason": f"{event.get('type')}: {exc}"}]
+        if (event.get("type") == "flip" and was_active and not g.hand_active
+                and not any(a.get("type") == "flip" for a in anns)):
+            # The card showed the won pile was picked up, and that pick-up ended the
+            # hand: the card itself is the next hand's first (the table dealt again),
+            # or, where the referee's counts were wrong, play going on. Either way it
+            # is called, not lost.
+            return [self.announce(a, frame) for a in anns] + self.feed(
+                event, frame, extra, extra_types, source, box)
         # The pile was given away (a challenge won, a slap): the tracker starts a new one.
         # An award a flip makes is of a pile already won (the winner played on).
         won = (self.game.pending is not None and was_pending is None) or (
