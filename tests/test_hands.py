@@ -149,6 +149,60 @@ def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
     assert abs(got[0].t - 6 / 30) < 0.1
 
 
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_a_dark_arm_on_dark_wood_slaps_from_its_seat(seat):
+    """A red sleeve, then a forearm and hand barely darker than the wood they cross (12
+    levels: under what counts as changed on its own), the hand plain over the white
+    card: the forearm still joins hand to sleeve, and the slap is that seat's."""
+    import numpy as np
+    film, _ = _table(default_seats(3))
+    cx, cy = film.centre
+    ch = film.card_h
+    wood = np.full_like(film.background, (30, 48, 80))
+    card = ((cx, cy), (0.7 * ch, ch), 10.0)
+    cv2.fillPoly(wood, [cv2.boxPoints(card).astype(np.int32)], (235, 240, 240))
+    dx, dy = direction(film.seats[seat])
+    far = 3 * max(wood.shape[:2])
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(20):
+        img = wood.copy()
+        k = i - 2
+        if k >= 0:
+            d = 2.4 * (1 - min(k, 4) / 4) * ch          # the hand from the pile's centre
+            hx, hy = cx + dx * d, cy + dy * d
+            at = lambda r: (int(hx + dx * r), int(hy + dy * r))
+            cv2.line(img, at(0), at(far), (18, 36, 68), int(0.4 * ch))
+            cv2.line(img, at(0.6 * ch), at(far), (60, 60, 200), int(0.45 * ch))
+            cv2.ellipse(img, at(0), (int(0.3 * ch), int(0.36 * ch)), film.seats[seat],
+                        0, 360, (18, 36, 68), -1)
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert [s.seat for s in got] == [seat]
+    assert abs(got[0].t - 6 / 30) < 0.1
+
+
+@pytest.mark.parametrize("brighter", [8, 14])
+def test_the_light_changing_a_little_while_a_hand_waits_does_not_blind_the_watcher(brighter):
+    """The room's light steps up by a little (less than what counts as changed on its
+    own) while one player's hand hovers: the table is learnt anew, not taken for part
+    of the waiting arm, and another player's slap is seen as before."""
+    film, table = _table(default_seats(3))
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(40):
+        img = table.copy()
+        if i >= 3:                                      # comes to hover short of the pile
+            film._draw_hand(img, 1, 1.6, 0.0, 0.15)
+        k = i - 20
+        if 0 <= k <= 14:
+            film._draw_hand(img, 2, 2.4 * (1 - min(k, 4) / 4), 0.0 if k >= 4 else -18.0, 0.0)
+        if i >= 10:
+            img = cv2.add(img, (brighter, brighter, brighter, 0))
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert [s.seat for s in got] == [2]
+    assert abs(got[0].t - 24 / 30) < 0.1
+
+
 def test_rendered_films_list_the_hands_that_are_no_slap():
     film = GameFilm(PRESETS["challenge"], ["Ada", "Ben", "Cho"], 5, size=(320, 180),
                     seconds=20)

@@ -45,6 +45,8 @@ CHROMA = 2.5                # weight of colour against brightness in what differ
 @dataclass
 class HandConfig:
     diff: float = 18.0        # levels (brightness, or weighted colour) from the table: foreground
+    weak: float = 9.0         # ...and, joined to an arm, what differs this much is arm too
+    weak_most: float = 0.2    # ...unless that adds more than this share of the picture to it
     learn: float = 0.5        # how fast the table learns what is not an arm, per frame
     settle: float = 1.0       # ...and what changed but is no arm (a card that landed): at once
     min_run: int = 3          # pixels of picture edge an arm covers at least
@@ -152,7 +154,8 @@ class HandWatcher:
             self.grain = None
             self.arms = []
             return []
-        fg = np.abs(small - self.background).max(2) > cfg.diff
+        differs = np.abs(small - self.background).max(2)
+        fg = differs > cfg.diff
         # Texture too: an arm the table's own colour still hides the table's grain.
         if self.grain is not None:
             fg |= np.abs(grain - self.grain) > cfg.grain
@@ -184,6 +187,19 @@ class HandWatcher:
         _, inside = cv2.connectedComponents((~armmask).astype(np.uint8))
         open_ = np.unique(np.concatenate([inside[0], inside[-1], inside[:, 0], inside[:, -1]]))
         armmask |= ~np.isin(inside, open_) & (inside > 0)
+        # A dark arm on dark wood differs from it by less than `diff` along much of its
+        # length: what differs by `weak` and is joined to a found arm is arm too (the
+        # hysteresis of an edge detector), so its tip reaches the pile it reaches. Not
+        # where that adds much of the picture to it: the light changing a little all
+        # over the table, which the table must go on learning.
+        weak = cv2.morphologyEx((differs > cfg.weak).astype(np.uint8) | armmask.astype(np.uint8),
+                                cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+        n, wl = cv2.connectedComponents(weak)
+        seed = np.bincount(wl[armmask], minlength=n)
+        whole = np.bincount(wl.ravel(), minlength=n)
+        grows = (seed > 0) & (whole - seed <= cfg.weak_most * wl.size)
+        grows[0] = False
+        armmask = grows[wl] | armmask
         keep = cv2.dilate(armmask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
         # What changed but is no arm is table from then on, at once. Learnt by halves, a
         # card just dealt still stood out when its dealer's hand hovered back to its
