@@ -202,6 +202,32 @@ def test_a_card_of_a_won_pile_played_again_onto_its_old_spot_is_a_flip():
     assert tr.order == ["7c", "Ad", "6h", "Js"]
 
 
+def test_the_won_top_card_half_hidden_by_the_slapping_hands_is_not_a_new_card():
+    """Two hands slap an 8d and win the pile; over it, one corner of the 8d shows with
+    its index half covered and reads 3d (seed 820): that is the 8d, not a flip. Once the
+    pile is picked up a real 3d is played and called."""
+    tr = FlipTracker(frame_diag=1000)
+    eight = dets(("8d", 0.95, (580, 390)), ("8d", 0.9, (709, 259)))
+    ev = run(tr, [eight] * 5 + [dets()] * 4)          # the hands come down on it
+    assert flips(ev) == [("8d", 1)]
+    half = dets(("3d", 0.64, (706, 263)))             # its box shrunk by the hand over it
+    ev = run(tr, [half], start=9)
+    tr.pile_won(10 / FPS)
+    ev += run(tr, [half] * 10, start=10)
+    assert flips(ev) == []
+    ev = run(tr, [dets()] * 25 + [dets(("3d", 0.9, (430, 320)))] * 3, start=20)
+    assert flips(ev) == [("3d", 46)]
+
+
+def test_a_card_flying_in_onto_the_won_top_cards_corner_is_a_flip():
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("8d", 0.95, (580, 390)), ("8d", 0.9, (709, 259)))] * 5)
+    tr.pile_won(5 / FPS)
+    flying = [dets(("3d", 0.9, (600 + 30 * i, 60 + 50 * i))) for i in range(4)]
+    ev = run(tr, flying + [dets(("3d", 0.9, (705, 262)))] * 3, start=5)
+    assert flips(ev) == [("3d", 10)]
+
+
 def test_a_won_pile_still_in_view_is_not_flipped_and_its_pick_up_is_said_once():
     tr = FlipTracker(frame_diag=1000)
     run(tr, [dets(("2s", 0.9, (300, 300)))] * 3)

@@ -47,6 +47,8 @@ class Candidate:
     first_t: float
     centres: np.ndarray            # (k, 2): every box of this card in its last sighting
     box: np.ndarray
+    boxes: np.ndarray | None = None  # (k, 4): those boxes
+    flew: bool = False             # seen moving before it came to rest
     seen: int = 0
     conf_sum: float = 0.0
     confident: int = 0             # consecutive sightings above confirm_conf
@@ -86,12 +88,26 @@ def _centre(box: np.ndarray) -> np.ndarray:
     return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], np.float64)
 
 
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Intersection over union of every box (x0, y0, x1, y1) in a with every one in b."""
+    a, b = a[:, None], b[None]
+    w = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    h = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    area = lambda x: (x[..., 2] - x[..., 0]) * (x[..., 3] - x[..., 1])
+    inter = w * h
+    return inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+
+
 class FlipTracker:
     def __init__(self, config: TrackerConfig | None = None, frame_diag: float = 1000.0) -> None:
         self.cfg = config or TrackerConfig()
         self.diag = frame_diag
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
         self.top_spots: np.ndarray | None = None    # corner centres of the top card, last seen
+        self.top_boxes: np.ndarray | None = None    # ...and its corners' boxes
+        # The top card of a pile just won, and its corners' boxes: under the hands that
+        # slapped it, its index half hidden reads as another card (an 8d as a 3d).
+        self.won_top: tuple[str, np.ndarray] | None = None
         self.order: list[str] = []                  # flips in order
         self.candidates: dict[str, Candidate] = {}
         self.last_pile_seen: float | None = None
@@ -111,6 +127,8 @@ class FlipTracker:
         self.pile.clear()
         self.order.clear()
         self.top_spots = None
+        self.top_boxes = None
+        self.won_top = None
         self.candidates.clear()
         self.ghosts.clear()
         self.aliases.clear()
@@ -154,6 +172,8 @@ class FlipTracker:
         t = self.t if t is None else t
         if self.pile:
             self.leaving_said = False
+        self.won_top = (self.top, self.top_boxes) if self.top and self.top_boxes is not None \
+            else None
         # A pile already out of view (its cards kept as ghosts) was said cleared.
         for n, b in list(self.pile.items()) + list(self.ghosts.items()):
             self.leaving[n] = (t, _centre(b))
@@ -161,7 +181,17 @@ class FlipTracker:
         self.pile.clear()
         self.order.clear()
         self.top_spots = None
+        self.top_boxes = None
         self.last_pile_seen = None
+
+    def _on_won_top(self, card: str, boxes: np.ndarray) -> bool:
+        """Whether a card seen is the won pile's top card misread: one the reader could
+        take it for (_confusable), on one of its corners (boxes overlapping by half).
+        One corner is enough here, unlike on the pile in play: the hands that won the
+        pile hide the other, and a card played onto a won pile is seen flying in."""
+        if self.won_top is None or not _confusable(card, self.won_top[0]):
+            return False
+        return _iou(boxes, self.won_top[1]).max() >= 0.5
 
     def _on_top_spot(self, centres: np.ndarray) -> bool:
         # Both ends must match: one corner can land near an old one by chance.
@@ -187,10 +217,12 @@ class FlipTracker:
         # to frame, and that is not the card moving.
         best: dict[str, tuple[float, np.ndarray]] = {}
         spots: dict[str, list[np.ndarray]] = {}
+        corners: dict[str, list[np.ndarray]] = {}
         for n, b, c in zip(names, boxes, confs):
             if n not in best or c > best[n][0]:
                 best[n] = (float(c), b)
             spots.setdefault(n, []).append(_centre(b))
+            corners.setdefault(n, []).append(b)
         # Old pile back within the grace period: it was covered, not picked up.
         if self.ghosts and t <= self.ghost_until:
             back = [n for n in best if n in self.ghosts]
@@ -210,6 +242,7 @@ class FlipTracker:
                 seen_pile = True
                 if n == self.top:
                     self.top_spots = np.stack(spots[n])
+                    self.top_boxes = np.stack(corners[n])
         if seen_pile:
             self.last_pile_seen = t
         elif self.pile and self.last_pile_seen is not None and \
@@ -220,6 +253,7 @@ class FlipTracker:
             self.pile.clear()
             self.order.clear()
             self.top_spots = None
+            self.top_boxes = None
             self.candidates.clear()
             self.aliases.clear()
             self.last_pile_seen = None
@@ -240,6 +274,7 @@ class FlipTracker:
             gone = t - max(w for w, _ in self.leaving.values())
             if gone >= cfg.clear_after and not self.leaving_said:
                 self.leaving_said = True
+                self.won_top = None
                 events.append(TrackEvent("pile_cleared", frame, t, won=True))
             if gone > cfg.clear_after + cfg.ghost_grace:
                 self.leaving.clear()
@@ -249,6 +284,12 @@ class FlipTracker:
                 continue
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
+            cand = self.candidates.get(n)
+            if self._on_won_top(n, np.stack(corners[n])) and not (cand and cand.flew):
+                # The won pile's top card, half hidden by the hands that won it, read as
+                # another card. (One seen flying in that landed there was played.)
+                self.candidates.pop(n, None)
+                continue
             centres = np.stack(spots[n])
             if n not in self.candidates and self._on_top_spot(centres) and \
                     _confusable(n, self.top):
@@ -258,19 +299,19 @@ class FlipTracker:
                 self.aliases[n] = self.top
                 self.last_pile_seen = t
                 continue
-            cand = self.candidates.get(n)
             # Moved: no corner seen now is where one of its corners was last frame.
             moved = cand is not None and np.linalg.norm(
                 centres[:, None] - cand.centres[None], axis=2).min() > cfg.still * self.diag
             if cand is None or cand.last_frame != self.prev_frame or moved:
                 # Not seen on the previous look, or it moved: start counting again.
-                cand = Candidate(n, frame, t, centres, b)
+                cand = Candidate(n, frame, t, centres, b,
+                                 flew=moved or (cand is not None and cand.flew))
                 self.candidates[n] = cand
             cand.seen += 1
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
-            cand.centres, cand.box = centres, b
+            cand.centres, cand.box, cand.boxes = centres, b, np.stack(corners[n])
         # Forget candidates that vanished.
         for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
             del self.candidates[n]
@@ -283,7 +324,8 @@ class FlipTracker:
             win = max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen))
             self.pile[win.card] = win.box
             self.order.append(win.card)
-            self.top_spots = win.centres
+            self.top_spots, self.top_boxes = win.centres, win.boxes
+            self.won_top = None
             self.last_pile_seen = t
             events.append(TrackEvent("flip", frame, t, card=win.card,
                                      confidence=win.conf_sum / win.seen,
