@@ -14,7 +14,9 @@ they come back, it was a hand held over the pile, and the pile is restored.
 
 When the referee gives the pile away (a slap, a challenge won), `pile_won`
 starts a new pile at once: the next card can land before the old pile is out
-of view, and a card of the old pile, once back in a hand, is a flip again.
+of view, and a card of the old pile, once back in a hand, is a flip again. Under
+the hands that won it, the old top card's index half hidden may read as another
+card: one seen on its corner, not flying in, is that card, not a flip.
 """
 
 from __future__ import annotations
