@@ -4,6 +4,7 @@ hands land in, and hands that come over the table without slapping."""
 from __future__ import annotations
 
 import cv2
+import numpy as np
 import pytest
 
 from companion.engine import PRESETS
@@ -120,16 +121,13 @@ def test_a_hand_that_dealt_a_card_and_hovers_at_its_edge_is_no_slap():
     assert 0.35 < watcher.arms[0].tips[-1][1] < 0.8      # the hand seen, short of the pile
 
 
-@pytest.mark.parametrize("seat", [0, 1, 2])
-def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
-    """A sleeve of the tablecloth's own colour (as in a rendered film where one matched
-    it): only its two sides and the hand at its end differ from the table. It comes in
-    fast and holds on the pile: a slap from its seat."""
-    film, table = _table(default_seats(3))
+def _drawn_slap(film, table, seat, draw):
+    """A drawn hand from `seat` slaps: from frame 2 it comes in over 4 frames from 2.4
+    card heights out and holds on the pile. draw(img, at, ch, dx, dy) draws it, at(r)
+    being the point r pixels out from the hand along its arm. The watcher's slaps."""
     cx, cy = film.centre
     ch = film.card_h
     dx, dy = direction(film.seats[seat])
-    far = 3 * max(table.shape[:2])
     watcher = HandWatcher(film.seats)
     got = []
     for i in range(20):
@@ -138,13 +136,29 @@ def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
         if k >= 0:
             d = 2.4 * (1 - min(k, 4) / 4) * ch          # the hand from the pile's centre
             hx, hy = cx + dx * d, cy + dy * d
-            for side in (-0.3, 0.3):
-                sx, sy = hx - dy * side * ch, hy + dx * side * ch
-                cv2.line(img, (int(sx + dx * 0.3 * ch), int(sy + dy * 0.3 * ch)),
-                         (int(sx + dx * far), int(sy + dy * far)), (40, 50, 50), 3)
-            cv2.ellipse(img, (int(hx), int(hy)), (int(0.3 * ch), int(0.36 * ch)),
-                        film.seats[seat], 0, 360, (60, 90, 140), -1)
+            draw(img, lambda r: (int(hx + dx * r), int(hy + dy * r)), ch, dx, dy)
         got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    return got
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_an_arm_of_the_tables_own_colour_slaps_from_its_seat(seat):
+    """A sleeve of the tablecloth's own colour (as in a rendered film where one matched
+    it): only its two sides and the hand at its end differ from the table. It comes in
+    fast and holds on the pile: a slap from its seat."""
+    film, table = _table(default_seats(3))
+    far = 3 * max(table.shape[:2])
+
+    def draw(img, at, ch, dx, dy):
+        hx, hy = at(0)
+        for side in (-0.3, 0.3):
+            sx, sy = hx - dy * side * ch, hy + dx * side * ch
+            cv2.line(img, (int(sx + dx * 0.3 * ch), int(sy + dy * 0.3 * ch)),
+                     (int(sx + dx * far), int(sy + dy * far)), (40, 50, 50), 3)
+        cv2.ellipse(img, (int(hx), int(hy)), (int(0.3 * ch), int(0.36 * ch)),
+                    film.seats[seat], 0, 360, (60, 90, 140), -1)
+
+    got = _drawn_slap(film, table, seat, draw)
     assert [s.seat for s in got] == [seat]
     assert abs(got[0].t - 6 / 30) < 0.1
 
@@ -154,29 +168,21 @@ def test_a_dark_arm_on_dark_wood_slaps_from_its_seat(seat):
     """A red sleeve, then a forearm and hand barely darker than the wood they cross (12
     levels: under what counts as changed on its own), the hand plain over the white
     card: the forearm still joins hand to sleeve, and the slap is that seat's."""
-    import numpy as np
     film, _ = _table(default_seats(3))
     cx, cy = film.centre
     ch = film.card_h
     wood = np.full_like(film.background, (30, 48, 80))
     card = ((cx, cy), (0.7 * ch, ch), 10.0)
     cv2.fillPoly(wood, [cv2.boxPoints(card).astype(np.int32)], (235, 240, 240))
-    dx, dy = direction(film.seats[seat])
     far = 3 * max(wood.shape[:2])
-    watcher = HandWatcher(film.seats)
-    got = []
-    for i in range(20):
-        img = wood.copy()
-        k = i - 2
-        if k >= 0:
-            d = 2.4 * (1 - min(k, 4) / 4) * ch          # the hand from the pile's centre
-            hx, hy = cx + dx * d, cy + dy * d
-            at = lambda r: (int(hx + dx * r), int(hy + dy * r))
-            cv2.line(img, at(0), at(far), (18, 36, 68), int(0.4 * ch))
-            cv2.line(img, at(0.6 * ch), at(far), (60, 60, 200), int(0.45 * ch))
-            cv2.ellipse(img, at(0), (int(0.3 * ch), int(0.36 * ch)), film.seats[seat],
-                        0, 360, (18, 36, 68), -1)
-        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+
+    def draw(img, at, ch, dx, dy):
+        cv2.line(img, at(0), at(far), (18, 36, 68), int(0.4 * ch))
+        cv2.line(img, at(0.6 * ch), at(far), (60, 60, 200), int(0.45 * ch))
+        cv2.ellipse(img, at(0), (int(0.3 * ch), int(0.36 * ch)), film.seats[seat],
+                    0, 360, (18, 36, 68), -1)
+
+    got = _drawn_slap(film, wood, seat, draw)
     assert [s.seat for s in got] == [seat]
     assert abs(got[0].t - 6 / 30) < 0.1
 
