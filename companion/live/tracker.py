@@ -47,15 +47,18 @@ class Candidate:
     card: str
     first_frame: int
     first_t: float
-    centres: np.ndarray            # (k, 2): every box of this card in its last sighting
-    box: np.ndarray
-    boxes: np.ndarray | None = None  # (k, 4): those boxes
+    boxes: np.ndarray              # (k, 4): every box of this card in its last sighting
+    box: np.ndarray                # ...the best of them
     flew: bool = False             # seen moving before it came to rest
     seen: int = 0
     conf_sum: float = 0.0
     confident: int = 0             # consecutive sightings above confirm_conf
     last_frame: int = -1
     unclear_said: bool = False
+
+    @property
+    def centres(self) -> np.ndarray:
+        return _centres(self.boxes)
 
 
 @dataclass
@@ -88,6 +91,12 @@ def _confusable(a: str, b: str | None) -> bool:
 
 def _centre(box: np.ndarray) -> np.ndarray:
     return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], np.float64)
+
+
+def _centres(boxes: np.ndarray) -> np.ndarray:
+    """The centres (k, 2) of boxes (k, 4)."""
+    boxes = np.asarray(boxes, np.float64)
+    return (boxes[:, :2] + boxes[:, 2:]) / 2
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -218,12 +227,10 @@ class FlipTracker:
         # and where all its corners are: which corner reads best can change from frame
         # to frame, and that is not the card moving.
         best: dict[str, tuple[float, np.ndarray]] = {}
-        spots: dict[str, list[np.ndarray]] = {}
         corners: dict[str, list[np.ndarray]] = {}
         for n, b, c in zip(names, boxes, confs):
             if n not in best or c > best[n][0]:
                 best[n] = (float(c), b)
-            spots.setdefault(n, []).append(_centre(b))
             corners.setdefault(n, []).append(b)
         # Old pile back within the grace period: it was covered, not picked up.
         if self.ghosts and t <= self.ghost_until:
@@ -243,8 +250,8 @@ class FlipTracker:
                 self.pile[n] = b
                 seen_pile = True
                 if n == self.top:
-                    self.top_spots = np.stack(spots[n])
                     self.top_boxes = np.stack(corners[n])
+                    self.top_spots = _centres(self.top_boxes)
         if seen_pile:
             self.last_pile_seen = t
         elif self.pile and self.last_pile_seen is not None and \
@@ -287,12 +294,13 @@ class FlipTracker:
             if self.aliases.get(n) in best:
                 continue        # a misread of a pile card that is in view right now
             cand = self.candidates.get(n)
-            if self._on_won_top(n, np.stack(corners[n])) and not (cand and cand.flew):
+            seen_at = np.stack(corners[n])
+            if self._on_won_top(n, seen_at) and not (cand and cand.flew):
                 # The won pile's top card, half hidden by the hands that won it, read as
                 # another card. (One seen flying in that landed there was played.)
                 self.candidates.pop(n, None)
                 continue
-            centres = np.stack(spots[n])
+            centres = _centres(seen_at)
             if n not in self.candidates and self._on_top_spot(centres) and \
                     _confusable(n, self.top):
                 # First seen with both corners exactly where the top card's are: the top
@@ -306,14 +314,14 @@ class FlipTracker:
                 centres[:, None] - cand.centres[None], axis=2).min() > cfg.still * self.diag
             if cand is None or cand.last_frame != self.prev_frame or moved:
                 # Not seen on the previous look, or it moved: start counting again.
-                cand = Candidate(n, frame, t, centres, b,
+                cand = Candidate(n, frame, t, seen_at, b,
                                  flew=moved or (cand is not None and cand.flew))
                 self.candidates[n] = cand
             cand.seen += 1
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
-            cand.centres, cand.box, cand.boxes = centres, b, np.stack(corners[n])
+            cand.boxes, cand.box = seen_at, b
         # Forget candidates that vanished.
         for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
             del self.candidates[n]
