@@ -27,7 +27,8 @@ def _table(seats, seed=3):
 
 def _watch(film, table, hands, frames=24):
     """hands: [(seat, first frame, frames to come in, frames held, lift)]: each comes in
-    from 2.4 card heights at a steady speed, holds on the pile, then leaves."""
+    from 2.4 card heights at a steady speed (0 frames: first seen on the pile), holds on
+    the pile, then leaves."""
     watcher = HandWatcher(film.seats)
     out = []
     for i in range(frames):
@@ -36,7 +37,7 @@ def _watch(film, table, hands, frames=24):
             k = i - start
             if k < 0 or k > come + hold + 3:
                 continue
-            if k <= come:
+            if come and k <= come:
                 dist, speed = 2.4 * (1 - k / come), -2.4 * film.fps / come
             elif k <= come + hold:
                 dist, speed = 0.0, 0.0
@@ -78,6 +79,36 @@ def test_two_hands_are_ordered_as_they_landed(first, second):
     got = _watch(film, table, [(first, 2, 4, 12, 0.0), (second, 4, 4, 10, 0.0)])
     assert [s.seat for s in got] == [first, second]
     assert got[0].t < got[1].t
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_a_hand_that_lands_between_two_frames_is_a_slap(seat):
+    """A hand out of view in one frame and stretched out on the pile in the next (a fast
+    slap, seed 1408) was never seen coming in: it is a slap all the same, and a second
+    hand that lands so on top of another is the second slap."""
+    film, table = _table(default_seats(3))
+    got = _watch(film, table, [(seat, 4, 0, 12, 0.0)])
+    assert [s.seat for s in got] == [seat]
+    assert abs(got[0].t - 4 / 30) < 0.1
+    other = (seat + 1) % 3
+    got = _watch(film, table, [(other, 2, 4, 14, 0.0), (seat, 9, 0, 12, 0.0)], frames=30)
+    assert [s.seat for s in got] == [other, seat]
+
+
+def test_a_resting_hand_lost_for_a_frame_is_no_new_slap():
+    """A hand that eased onto the pile and rests there drops out of the picture for one
+    frame (the camera's exposure, a flicker of the foreground): back the next frame,
+    already on the pile, it did not just come in."""
+    film, table = _table(default_seats(3))
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(36):
+        img = table.copy()
+        if 2 <= i and i != 22:
+            film._draw_hand(img, 1, max(0.0, 2.4 - 0.12 * (i - 2)), 0.0, 0.0)
+        got += watcher.look(img, i / 30, i, pile=film.centre, card_h=film.card_h)
+    assert got == []
+    assert watcher.arms and watcher.arms[0].tips[-1][1] <= watcher.cfg.on_pile
 
 
 def test_hands_that_do_not_slap_are_not_slaps():

@@ -228,6 +228,34 @@ def test_a_card_flying_in_onto_the_won_top_cards_corner_is_a_flip():
     assert flips(ev) == [("3d", 10)]
 
 
+def test_the_top_card_under_a_wrong_slaps_hands_is_not_a_new_card():
+    """A wrong slap's hand lies over a 5c; one corner shows, half covered, and reads 3c
+    (seed 902): the 5c, while the hands may be there. A 3c played later is called."""
+    tr = FlipTracker(frame_diag=1000)
+    five = dets(("5c", 0.9, (730, 378)), ("5c", 0.8, (497, 361)))
+    ev = run(tr, [five] * 5 + [dets()] * 3)
+    tr.hands_on(8 / FPS + tr.cfg.slap_hold)
+    ev += run(tr, [dets(("3c", 0.6, (727, 375)))] * 12, start=8)
+    assert flips(ev) == [("5c", 1)]
+    flying = [dets(("3c", 0.9, (300 + 60 * i, 100 + 40 * i))) for i in range(4)]
+    ev = run(tr, [five] * 30 + flying + [dets(("3c", 0.9, (540, 300)))] * 3, start=20)
+    assert flips(ev) == [("3c", 55)]
+
+
+def test_a_card_read_another_way_as_it_settles_is_not_a_new_card():
+    """A 6s is called as it glides to rest; a look later, a few pixels on, both its
+    corners read 5s and go on doing so (seed 902): that is the 6s. The same 5s first
+    seen there after the 6s was out of view (a hand over the pile) is a new card."""
+    six = dets(("6s", 0.9, (468, 348)), ("6s", 0.8, (685, 366)))
+    five = dets(("5s", 0.7, (474, 360)), ("5s", 0.6, (692, 360)))
+    tr = FlipTracker(frame_diag=860)
+    ev = run(tr, [six] * 3 + [five] * 20)
+    assert flips(ev) == [("6s", 1)]
+    tr = FlipTracker(frame_diag=860)
+    ev = run(tr, [six] * 3 + [dets()] * 3 + [five] * 5)
+    assert flips(ev) == [("6s", 1), ("5s", 7)]
+
+
 def test_a_won_pile_still_in_view_is_not_flipped_and_its_pick_up_is_said_once():
     tr = FlipTracker(frame_diag=1000)
     run(tr, [dets(("2s", 0.9, (300, 300)))] * 3)

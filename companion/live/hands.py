@@ -40,6 +40,7 @@ WIDTH = 160                 # the small copy's width (pixels)
 GEOMETRY_LOOKS = 45         # frames of measured card heights the median is taken over
 GEOMETRY_STEP = 0.1         # share of the way the steadied pile centre moves a frame
 CHROMA = 2.5                # weight of colour against brightness in what differs
+LOST_LOOKS = 3              # looks an arm out of view is remembered (it may flicker out)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class _Arm:
     slapped: bool = False               # ...and which of the two
     drew_back: int = -99                # frame counter when it last went back off the pile
     seen: int = 0                       # frame counter of the last sighting
+    new: bool = False                   # first seen this look, with none near it lately
 
 
 class HandWatcher:
@@ -108,6 +110,10 @@ class HandWatcher:
         self.grain: np.ndarray | None = None        # the table's texture, learnt alike
         self.arms: list[_Arm] = []
         self.count = 0
+        self.prev_t: float | None = None            # the time of the look before
+        # Arms out of view lately: angle -> the look it was last seen in. An arm that
+        # drops out of the foreground for a look and comes back is not a new arm.
+        self.lost: dict[float, int] = {}
         self.mask: np.ndarray | None = None         # the last foreground (for the display)
         self.ready: list[CameraSlap] = []           # decided, waiting for earlier hands
         # The pile's place: cards there once, bare table for how many frames since.
@@ -124,6 +130,7 @@ class HandWatcher:
         self.background = None
         self.arms = []
         self.ready = []
+        self.lost = {}
 
     def look(self, image: np.ndarray, t: float, frame: int,
              pile: tuple[float, float] | None = None,
@@ -149,6 +156,7 @@ class HandWatcher:
         small = small.astype(np.float32) * np.float32([1.0, CHROMA, CHROMA])
         self.count += 1
         self.pile_gone = None
+        prev_t, self.prev_t = self.prev_t, t
         if self.background is None or self.background.shape != small.shape:
             self.background = small.copy()
             self.grain = None
@@ -164,6 +172,7 @@ class HandWatcher:
         if fg.mean() > cfg.reset_share:          # exposure jump or a camera knocked
             self.background = small.copy()
             self.grain = None
+            self._forget(self.arms)
             self.arms = []
             return []
         cx, cy, ch = self._geometry(W, H, pile, card_h)
@@ -232,9 +241,11 @@ class HandWatcher:
             if arm.arrived is None or arm.line is None:
                 arm.line = (ex, ey)
             band = _forearm(armmask, small, arm.line, (cx, cy), ch)
-            self._follow(arm, tip, band, t, frame)
+            self._follow(arm, tip, band, t, frame, prev_t)
             arm.band = band
+            arm.new = False
         # Arms no longer in view are forgotten.
+        self._forget([a for a in self.arms if a.seen != self.count])
         self.arms = [a for a in self.arms if a.seen == self.count]
         # A hand is said once every hand that reached the pile before it is decided: two
         # hands coming to rest in one frame, or the later one first, keep their order.
@@ -295,9 +306,17 @@ class HandWatcher:
             return None
         return bool((np.abs(a - b).max(-1) > self.cfg.moved).mean() >= self.cfg.still)
 
-    def _follow(self, arm: _Arm, tip: float, band, t: float, frame: int) -> None:
+    def _follow(self, arm: _Arm, tip: float, band, t: float, frame: int,
+                prev_t: float | None = None) -> None:
         """One frame of one arm: has it come onto the pile, and is it holding still?"""
         cfg = self.cfg
+        if arm.new and tip <= cfg.on_pile and prev_t is not None:
+            # First seen already on the pile, with no arm there a look before: it came
+            # in faster than a frame (seed 1408: a second hand from the side, fully
+            # stretched out onto the pile in the frame after it was out of view).
+            arm.arrived = (prev_t + t) / 2
+            arm.still = arm.since = 0
+            arm.stopped = False
         if arm.decided:
             # Gone back, it may slap again: a hand that slapped must withdraw well clear
             # of the pile; one that only dealt a card (and may slap on it at once) just
@@ -356,6 +375,12 @@ class HandWatcher:
             # a pile dragged away. Not a slap; it must go back before it can slap.
             arm.decided, arm.slapped = True, False
 
+    def _forget(self, arms: list[_Arm]) -> None:
+        """Arms out of view: where they were is kept a few looks, so one that drops out of
+        the foreground for a look (or the table relearnt under it) is no new arm."""
+        self.lost.update({a.angle: self.count for a in arms})
+        self.lost = {a: k for a, k in self.lost.items() if self.count - k <= LOST_LOOKS}
+
     def _match(self, angle: float) -> _Arm:
         best = None
         for a in self.arms:
@@ -365,7 +390,8 @@ class HandWatcher:
         if best is not None:
             best[1].angle = angle
             return best[1]
-        arm = _Arm(angle)
+        lately = any(abs((a - angle + 180) % 360 - 180) < 20 for a in self.lost)
+        arm = _Arm(angle, new=not lately)
         self.arms.append(arm)
         return arm
 

@@ -379,6 +379,10 @@ class LivePipeline:
             event.get("type") != "flip" and any(a.get("type") == "award" for a in anns))
         if won and self.tracker is not None:
             self.tracker.pile_won(event.get("t"))
+        elif event.get("type") == "slap" and self.tracker is not None:
+            # A slap that won nothing: its hands lie on the top card for a moment.
+            t = self.tracker.t if event.get("t") is None else float(event["t"])
+            self.tracker.hands_on(t + self.tracker.cfg.slap_hold)
         for a in anns:
             if extra and a.get("type") in extra_types:
                 a.update(extra)

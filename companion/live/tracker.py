@@ -15,12 +15,14 @@ they come back, it was a hand held over the pile, and the pile is restored.
 When the referee gives the pile away (a slap, a challenge won), `pile_won`
 starts a new pile at once: the next card can land before the old pile is out
 of view, and a card of the old pile, once back in a hand, is a flip again. Under
-the hands that won it, the old top card's index half hidden may read as another
-card: one seen on its corner, not flying in, is that card, not a flip.
+the hands that slapped it (won it, or slapped it wrongly: `hands_on`), the top
+card's index half hidden may read as another card: one seen on its corner, not
+flying in, is that card, not a flip.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +40,8 @@ class TrackerConfig:
     min_conf: float = 0.2          # below this a detection is ignored
     still: float = 0.025           # max centre movement between sightings, share of frame diagonal
     same_spot: float = 0.01        # both corners this close to the top card's: a misread of it
+                                   # (or within `still` of where it was seen a look before)
+    slap_hold: float = 1.0         # seconds a wrong slap's hands may lie over the top card
     clear_after: float = 0.6       # seconds with no pile card seen: the pile was picked up
     ghost_grace: float = 3.0       # seconds the old pile can come back (occlusion, not pick-up)
 
@@ -114,11 +118,11 @@ class FlipTracker:
         self.cfg = config or TrackerConfig()
         self.diag = frame_diag
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
-        self.top_spots: np.ndarray | None = None    # corner centres of the top card, last seen
-        self.top_boxes: np.ndarray | None = None    # ...and its corners' boxes
-        # The top card of a pile just won, and its corners' boxes: under the hands that
-        # slapped it, its index half hidden reads as another card (an 8d as a 3d).
-        self.won_top: tuple[str, np.ndarray] | None = None
+        self.top_boxes: np.ndarray | None = None    # the top card's corners' boxes, last seen
+        self.top_seen: int | None = None            # ...in this look
+        # The top card under slapping hands, its corners' boxes, and until when: its index
+        # half hidden reads as another card (an 8d as a 3d, a 5c as a 3c).
+        self.slapped_top: tuple[str, np.ndarray, float] | None = None
         self.order: list[str] = []                  # flips in order
         self.candidates: dict[str, Candidate] = {}
         self.last_pile_seen: float | None = None
@@ -137,9 +141,8 @@ class FlipTracker:
     def reset(self) -> None:
         self.pile.clear()
         self.order.clear()
-        self.top_spots = None
         self.top_boxes = None
-        self.won_top = None
+        self.slapped_top = None
         self.candidates.clear()
         self.ghosts.clear()
         self.aliases.clear()
@@ -183,33 +186,48 @@ class FlipTracker:
         t = self.t if t is None else t
         if self.pile:
             self.leaving_said = False
-        self.won_top = (self.top, self.top_boxes) if self.top and self.top_boxes is not None \
-            else None
+        self.hands_on(math.inf)
         # A pile already out of view (its cards kept as ghosts) was said cleared.
         for n, b in list(self.pile.items()) + list(self.ghosts.items()):
             self.leaving[n] = (t, _centre(b))
         self.ghosts.clear()
         self.pile.clear()
         self.order.clear()
-        self.top_spots = None
         self.top_boxes = None
         self.last_pile_seen = None
 
-    def _on_won_top(self, card: str, boxes: np.ndarray) -> bool:
-        """Whether a card seen is the won pile's top card misread: one the reader could
-        take it for (_confusable), on one of its corners (boxes overlapping by half).
-        One corner is enough here, unlike on the pile in play: the hands that won the
-        pile hide the other, and a card played onto a won pile is seen flying in."""
-        if self.won_top is None or not _confusable(card, self.won_top[0]):
-            return False
-        return _iou(boxes, self.won_top[1]).max() >= 0.5
+    def hands_on(self, until: float) -> None:
+        """Slapping hands lie on the top card (until `until`; a pile won: until the next
+        card): its index half hidden may read as another card."""
+        self.slapped_top = (self.top, self.top_boxes, until) \
+            if self.top and self.top_boxes is not None else None
 
-    def _on_top_spot(self, centres: np.ndarray) -> bool:
-        # Both ends must match: one corner can land near an old one by chance.
-        if self.top_spots is None or len(self.top_spots) < 2 or len(centres) < 2:
+    def _on_slapped_top(self, card: str, boxes: np.ndarray) -> bool:
+        """Whether a card seen is the slapped top card misread: one the reader could take
+        it for (_confusable), on one of its corners (boxes overlapping by half). One
+        corner is enough here, unlike elsewhere on the pile: the hands hide the other,
+        and a card played meanwhile is seen flying in."""
+        if self.slapped_top is None or self.t > self.slapped_top[2] or \
+                not _confusable(card, self.slapped_top[0]):
             return False
-        d = np.linalg.norm(centres[:, None] - self.top_spots[None], axis=2).min(1)
-        return bool((d <= self.cfg.same_spot * self.diag).all())
+        return _iou(boxes, self.slapped_top[1]).max() >= 0.5
+
+    @property
+    def top_spots(self) -> np.ndarray | None:
+        """The centres of the top card's corners, last seen."""
+        return None if self.top_boxes is None else _centres(self.top_boxes)
+
+    def _on_top_spot(self, centres: np.ndarray, frame: int) -> bool:
+        # Both ends must match: one corner can land near an old one by chance. Exactly
+        # where the top card lies, or, if it was seen on the look before, as near as a
+        # card at rest moves in a look (seed 902: a 6s still settling, read 5s once at
+        # rest 13 px on).
+        spots = self.top_spots
+        if spots is None or len(spots) < 2 or len(centres) < 2:
+            return False
+        near = self.cfg.still if self.top_seen == self.prev_frame else self.cfg.same_spot
+        d = np.linalg.norm(centres[:, None] - spots[None], axis=2).min(1)
+        return bool((d <= near * self.diag).all())
 
     @property
     def top(self) -> str | None:
@@ -238,7 +256,7 @@ class FlipTracker:
             if back:
                 self.pile.update(self.ghosts)
                 self.order = self.ghost_order + [c for c in self.order if c not in self.ghosts]
-                self.top_spots = None     # where the top card is: known when next seen
+                self.top_boxes = None     # where the top card is: known when next seen
                 self.ghosts = {}
                 self.last_pile_seen = t
                 events.append(TrackEvent("pile_restored", frame, t, card=back[0]))
@@ -250,8 +268,7 @@ class FlipTracker:
                 self.pile[n] = b
                 seen_pile = True
                 if n == self.top:
-                    self.top_boxes = np.stack(corners[n])
-                    self.top_spots = _centres(self.top_boxes)
+                    self.top_boxes, self.top_seen = np.stack(corners[n]), frame
         if seen_pile:
             self.last_pile_seen = t
         elif self.pile and self.last_pile_seen is not None and \
@@ -261,7 +278,6 @@ class FlipTracker:
             self.ghost_until = t + cfg.ghost_grace
             self.pile.clear()
             self.order.clear()
-            self.top_spots = None
             self.top_boxes = None
             self.candidates.clear()
             self.aliases.clear()
@@ -283,7 +299,7 @@ class FlipTracker:
             gone = t - max(w for w, _ in self.leaving.values())
             if gone >= cfg.clear_after and not self.leaving_said:
                 self.leaving_said = True
-                self.won_top = None
+                self.slapped_top = None
                 events.append(TrackEvent("pile_cleared", frame, t, won=True))
             if gone > cfg.clear_after + cfg.ghost_grace:
                 self.leaving.clear()
@@ -295,18 +311,19 @@ class FlipTracker:
                 continue        # a misread of a pile card that is in view right now
             cand = self.candidates.get(n)
             seen_at = np.stack(corners[n])
-            if self._on_won_top(n, seen_at) and not (cand and cand.flew):
-                # The won pile's top card, half hidden by the hands that won it, read as
+            if self._on_slapped_top(n, seen_at) and not (cand and cand.flew):
+                # The top card, half hidden by the hands that slapped it, read as
                 # another card. (One seen flying in that landed there was played.)
                 self.candidates.pop(n, None)
                 continue
             centres = _centres(seen_at)
-            if n not in self.candidates and self._on_top_spot(centres) and \
+            if n not in self.candidates and self._on_top_spot(centres, frame) and \
                     _confusable(n, self.top):
-                # First seen with both corners exactly where the top card's are: the top
-                # card read another way (a 6d read 5d as it settles). A new card is seen
-                # flying in first, even one that lands squarely on the last.
+                # First seen with both corners where the top card's are: the top card
+                # read another way (a 6d read 5d as it settles), and seen there. A new
+                # card is seen flying in first, even one that lands squarely on the last.
                 self.aliases[n] = self.top
+                self.top_boxes, self.top_seen = seen_at, frame
                 self.last_pile_seen = t
                 continue
             # Moved: no corner seen now is where one of its corners was last frame.
@@ -334,8 +351,8 @@ class FlipTracker:
             win = max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen))
             self.pile[win.card] = win.box
             self.order.append(win.card)
-            self.top_spots, self.top_boxes = win.centres, win.boxes
-            self.won_top = None
+            self.top_boxes, self.top_seen = win.boxes, frame
+            self.slapped_top = None
             self.last_pile_seen = t
             events.append(TrackEvent("flip", frame, t, card=win.card,
                                      confidence=win.conf_sum / win.seen,
