@@ -119,7 +119,7 @@ class FlipTracker:
         self.diag = frame_diag
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
         self.top_boxes: np.ndarray | None = None    # the top card's corners' boxes, last seen
-        self.top_seen: int | None = None            # ...in this look
+        self.top_seen: int | None = None            # ...in this frame
         # The top card under slapping hands, its corners' boxes, and until when: its index
         # half hidden reads as another card (an 8d as a 3d, a 5c as a 3c).
         self.slapped_top: tuple[str, np.ndarray, float] | None = None
@@ -217,7 +217,7 @@ class FlipTracker:
         """The centres of the top card's corners, last seen."""
         return None if self.top_boxes is None else _centres(self.top_boxes)
 
-    def _on_top_spot(self, centres: np.ndarray, frame: int) -> bool:
+    def _on_top_spot(self, centres: np.ndarray) -> bool:
         # Both ends must match: one corner can land near an old one by chance. Exactly
         # where the top card lies, or, if it was seen on the look before, as near as a
         # card at rest moves in a look (seed 902: a 6s still settling, read 5s once at
@@ -317,7 +317,7 @@ class FlipTracker:
                 self.candidates.pop(n, None)
                 continue
             centres = _centres(seen_at)
-            if n not in self.candidates and self._on_top_spot(centres, frame) and \
+            if n not in self.candidates and self._on_top_spot(centres) and \
                     _confusable(n, self.top):
                 # First seen with both corners where the top card's are: the top card
                 # read another way (a 6d read 5d as it settles), and seen there. A new
