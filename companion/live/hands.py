@@ -14,10 +14,11 @@ picture from where its player sits. So, on a small copy of the whole frame:
    them and the hand they end in enclose is arm.
 2. Each arm is followed along the line from where it comes in towards the pile:
    how far its contiguous foreground reaches is its tip.
-3. A slap is an arm whose tip comes onto the pile fast and stops there: its
-   forearm is still over three frames. A hand that hovers eases in slowly; a hand
-   that pushes a card in lets go and leaves at once; a hand that picks the pile
-   up drags it away: none of them is a slap.
+3. A slap is an arm whose tip comes onto the pile fast (or is first seen already
+   there: it came in between two frames) and stops there: its forearm is still
+   over three frames. A hand that hovers eases in slowly; a hand that pushes a
+   card in lets go and leaves at once; a hand that picks the pile up drags it
+   away: none of them is a slap.
 
 The seat is the one whose direction (companion.live.seats) is nearest the edge
 point the arm comes in from; the order of two hands is the order in which they
