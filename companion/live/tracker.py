@@ -119,7 +119,7 @@ class FlipTracker:
         self.diag = frame_diag
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
         self.top_boxes: np.ndarray | None = None    # the top card's corners' boxes, last seen
-        self.top_seen: int | None = None            # ...in this frame
+        self.top_seen: int | None = None            # ...in this frame number
         # The top card under slapping hands, its corners' boxes, and until when: its index
         # half hidden reads as another card (an 8d as a 3d, a 5c as a 3c).
         self.slapped_top: tuple[str, np.ndarray, float] | None = None
