@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .seats import angle_of, nearest_seat
+from .seats import angle_of, degrees_apart, nearest_seat
 
 WIDTH = 160                 # the small copy's width (pixels)
 GEOMETRY_LOOKS = 45         # frames of measured card heights the median is taken over
 GEOMETRY_STEP = 0.1         # share of the way the steadied pile centre moves a frame
 CHROMA = 2.5                # weight of colour against brightness in what differs
+ONE_ARM = 20.0              # degrees: edge runs or sightings closer than this are one arm
 LOST_LOOKS = 3              # looks an arm out of view is remembered (it may flicker out)
 
 
@@ -225,7 +226,7 @@ class HandWatcher:
         entries: list[tuple[float, float, float, int]] = []
         for ex, ey, n_run in _edge_runs(armmask, cfg.min_run):
             ang = angle_of(ex - cx, ey - cy)
-            near = [k for k, e in enumerate(entries) if abs((e[2] - ang + 180) % 360 - 180) < 20]
+            near = [k for k, e in enumerate(entries) if degrees_apart(e[2], ang) < ONE_ARM]
             if near:            # two runs of one arm (a sleeve and a hand): the longer
                 if entries[near[0]][3] >= n_run:
                     continue
@@ -385,13 +386,13 @@ class HandWatcher:
     def _match(self, angle: float) -> _Arm:
         best = None
         for a in self.arms:
-            d = abs((a.angle - angle + 180) % 360 - 180)
-            if d < 20 and (best is None or d < best[0]):
+            d = degrees_apart(a.angle, angle)
+            if d < ONE_ARM and (best is None or d < best[0]):
                 best = (d, a)
         if best is not None:
             best[1].angle = angle
             return best[1]
-        lately = any(abs((a - angle + 180) % 360 - 180) < 20 for a in self.lost)
+        lately = any(degrees_apart(a, angle) < ONE_ARM for a in self.lost)
         arm = _Arm(angle, new=not lately)
         self.arms.append(arm)
         return arm
@@ -438,7 +439,7 @@ def _close_edge_gaps(mask: np.ndarray, centre: tuple[float, float], across: floa
         if 2 * gap > n or max(b - a, b2 - a2) > thin:
             continue
         (x0, y0), (x1, y1) = (xs[b - 1], ys[b - 1]), (xs[a2], ys[a2])
-        span = abs((angle_of(x1 - cx, y1 - cy) - angle_of(x0 - cx, y0 - cy) + 180) % 360 - 180)
+        span = degrees_apart(angle_of(x1 - cx, y1 - cy), angle_of(x0 - cx, y0 - cy))
         if math.hypot(x1 - x0, y1 - y0) <= across or span <= degrees:
             k = np.arange(b, b + gap) % n
             mask[ys[k], xs[k]] = True

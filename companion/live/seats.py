@@ -43,7 +43,7 @@ def parse_seats(text: str | None, n: int) -> list[float]:
                              f"{', '.join(NAMED)}, or degrees clockwise from the bottom)") from None
     for i in range(n):
         for j in range(i):
-            if abs((out[i] - out[j] + 180) % 360 - 180) < 20:
+            if degrees_apart(out[i], out[j]) < 20:
                 raise ValueError(f"--seats {text!r}: seats {j + 1} and {i + 1} are under "
                                  "20 degrees apart")
     return out
@@ -60,8 +60,13 @@ def angle_of(dx: float, dy: float) -> float:
     return math.degrees(math.atan2(-dx, dy)) % 360.0
 
 
+def degrees_apart(a: float, b: float) -> float:
+    """How far apart two directions are, the short way round (0-180 degrees)."""
+    return abs((a - b + 180) % 360 - 180)
+
+
 def nearest_seat(seats: list[float], degrees: float) -> tuple[int, float]:
     """The seat nearest a direction, and how far off it is (degrees)."""
-    diffs = [abs((degrees - s + 180) % 360 - 180) for s in seats]
+    diffs = [degrees_apart(degrees, s) for s in seats]
     k = min(range(len(seats)), key=diffs.__getitem__)
     return k, diffs[k]
