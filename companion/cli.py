@@ -397,26 +397,32 @@ def cmd_eval(args: argparse.Namespace) -> int:
     decks = Path(args.realdecks) if args.realdecks else ev.REALDECKS_TEST
     # The webcam photos are made of the same decks unless told otherwise.
     webcam = Path(args.webcam) if args.webcam else decks
-    for folder, times, skip in ((decks, 0, args.realdecks == "off"),
-                                (webcam, 2, args.webcam == "off" or
-                                 (args.realdecks == "off" and not args.webcam))):
+    no_webcam = args.webcam == "off" or (args.realdecks == "off" and not args.webcam)
+    for folder, times, size, skip in (
+            (decks, 0, None, args.realdecks == "off"),
+            (webcam, 2, ev.WEBCAM_SIZE, no_webcam),
+            (webcam, args.webcam_small, ev.WEBCAM_SMALL, no_webcam or not args.webcam_small)):
         what = "webcam photos" if times else "real decks"
         if skip:
             continue
         if not folder.is_dir():
             print(f"{what}: {folder} not found; skipped (they are not part of the project)")
             continue
-        r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times)
+        small = size == ev.WEBCAM_SMALL
+        # The small photos have a generator of their own: the default set stays as it was.
+        r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times, seed=8 if small else 7,
+                              size=size or ev.WEBCAM_SIZE)
         n = max(r["cards"], 1)
-        label = (f"the same decks as a webcam over a table sees them ({folder.parent.name}/"
-                 f"{folder.name}, {r['cards']} photos)" if times else
+        label = (f"the same decks as a webcam over a table sees them"
+                 f"{', small (%d-%d %% of the frame)' % tuple(100 * v for v in size) if small else ''}"
+                 f" ({folder.parent.name}/{folder.name}, {r['cards']} photos)" if times else
                  f"real decks never trained on ({folder.parent.name}/{folder.name}), "
                  f"{r['cards']} cards")
         rows.append((label, f"right {r['right']} ({r['right'] / n:.1%}), wrong card "
                             f"{r['wrong']} ({r['wrong'] / n:.1%}), unclear {r['unclear']}; "
                             f"jokers named {r['jokers_named']}/{r['jokers']}"))
         if r["misreads"]:
-            print(f"  {what}, wrong cards: "
+            print(f"  {what}{' (small)' if small else ''}, wrong cards: "
                   + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
     if args.rendered:
         r = ev.eval_rendered(live, args.rendered, size=320)
@@ -692,6 +698,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="real deck images (default: --realdecks's folder, else "
                         "../shared/realdecks/test), each photographed twice as a webcam over "
                         "a plain table would (fixed seed): any angle, smaller, blur, noise")
+    p.add_argument("--webcam-small", type=int, default=1, metavar="N",
+                   help="...and N times more with the card small in the frame (20-32 %% of "
+                        "its height, as a webcam above a pile sees it; default 1, 0 to skip)")
     p.add_argument("--rendered", type=int, default=300, metavar="N",
                    help="held-out rendered scenes to score (default 300; 0 to skip)")
     p.add_argument("--timing", action="store_true", help="also time inference (ONNX Runtime)")

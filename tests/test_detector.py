@@ -207,6 +207,19 @@ def test_a_webcam_photo_puts_the_card_where_its_outline_says():
         assert 1.25 < max(sides) / min(sides) < 1.6
 
 
+def test_the_small_webcam_photos_show_the_card_small():
+    """`eval --webcam-small`: the card stands 20-32 % of the frame's height (within what a
+    slightly tilted camera adds), where the default set stands it 45-85 %."""
+    from companion.training.evaluate import WEBCAM_SIZE, WEBCAM_SMALL, webcam_photo
+    rng = np.random.default_rng(4)
+    card = np.full((224, 224, 3), (20, 200, 20), np.uint8)
+    for size in (WEBCAM_SMALL, WEBCAM_SIZE):
+        for _ in range(5):
+            photo, quad = webcam_photo(card, rng, size=size)
+            long_side = np.linalg.norm(quad - np.roll(quad, -1, 0), axis=1).max() / 480
+            assert size[0] * 0.85 < long_side < size[1] * 1.15
+
+
 def test_eval_webcam_counts_right_wrong_and_unclear_and_keeps_the_misses(tmp_path):
     """Pictures that are the card (as realdecks stores them), photographed twice each as a
     webcam would: every photo is counted once as right, wrong or unclear, the clear

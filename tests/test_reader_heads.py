@@ -115,3 +115,24 @@ def test_a_card_on_a_plain_table_is_outlined_without_the_finder():
     assert _rotated_iou(found[0], quad) > 0.9
     busy = np.random.default_rng(3).integers(0, 255, canvas.shape, dtype=np.uint8)
     assert table_outlines(busy) == []
+
+
+def test_webcam_shots_label_each_corner_crop_by_the_end_it_shows():
+    """The reader's webcam training crops: a card photographed small by `webcam_shot`, its
+    corners cut as a finder's imperfect box reads them; the one end whose index shows (a
+    red mark top left; the blue bottom-right end is marked cut off) is the one crop
+    labelled with the card, and it is the red corner, upright."""
+    from companion.render.photodeck import webcam_shot
+    from companion.training.corner_reader import labelled_crops
+    face = np.full((180, 128, 3), 235, np.uint8)
+    face[8:40, 6:30] = (0, 0, 220)                 # red (BGR), where the top index is
+    face[-40:-8, -30:-6] = (220, 0, 0)             # blue, the other end
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        photo, quad = webcam_shot(face, rng, size=(0.2, 0.32))
+        crops, labels = labelled_crops(photo, quad, 7, [True, False], rng)
+        assert labels.count(7) == 1 and set(labels) == {7, NONE_CLASS}
+        # Red over blue, against the other crops (the light's colour cast tints them all).
+        redness = [float((c[..., 2].astype(int) - c[..., 0]).mean()) for c in crops]
+        named = labels.index(7)
+        assert all(redness[named] > r + 15 for j, r in enumerate(redness) if j != named)

@@ -43,6 +43,37 @@ def face_from_frame(image: np.ndarray, width: int) -> np.ndarray:
     return cv2.resize(image, (width, int(round(width * ASPECT))), interpolation=cv2.INTER_AREA)
 
 
+def webcam_shot(image: np.ndarray, rng: np.random.Generator, width: int = 640,
+                height: int = 480, size: tuple[float, float] = (0.45, 0.85)
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A card face (portrait, in a card's proportions) as a cheap webcam over a plain table
+    photographs it: at any angle, `size` (a range) of the frame's height, on a plain, wood,
+    felt, cloth or stone table seen from a slightly tilted camera, through the renderer's
+    light and lens chain (uneven light, colour cast, blur, noise, JPEG), and at the webcam's
+    own resolution (a 640 x 480 sensor, sometimes upscaled from less). Returns the photo
+    and the card's true corners (TL, TR, BR, BL of the upright face). `companion eval
+    --webcam` photographs real decks with it; the corner reader trains on it too."""
+    from .effects import camera
+    from .scene import camera_homography, card_transform, warp_onto
+    from .textures import table_texture
+    fh, fw = image.shape[:2]
+    face = Face(image, rounded_alpha(fw, fh), [], None)
+    img = table_texture(height, width, rng, kind=str(rng.choice(
+        ["plain", "plain", "wood", "felt", "cloth", "stone"])))
+    H_cam = camera_homography(width, height, rng, tilt=rng.uniform(0, 0.1))
+    card_h = height * rng.uniform(*size)
+    centre = (width / 2 + rng.uniform(-0.1, 0.1) * width,
+              height / 2 + rng.uniform(-0.05, 0.05) * height)
+    H = H_cam @ card_transform(face, centre, card_h, rng.uniform(0, 360))
+    warp_onto(img, face, H, shade=rng.uniform(0.85, 1.05), shadow=rng.uniform(0.1, 0.4))
+    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
+    if rng.random() < 0.4:        # a cheaper sensor: fewer pixels, scaled up by the driver
+        f = rng.uniform(0.5, 0.8)
+        small = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        img = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
+    return camera(img, rng), quad
+
+
 def face_from_table_photo(image: np.ndarray, width: int, finder) -> np.ndarray | None:
     """A photo of one card on a table: its outline found, snapped, straightened (portrait);
     None when no card is found."""

@@ -33,6 +33,10 @@ REAL_DEFAULT = SHARED / "realcards"
 REALDECKS_TEST = SHARED / "realdecks" / "test"
 TABLE_PAD = 0.3                # share of the image added on each side as a plain table
 TABLE_GREY = (118, 118, 118)
+# How tall the card stands in a webcam photo, as a share of the frame's height: the default
+# set (a card held close over the table), and the small set (a webcam above a pile, or a
+# card further off: session 20 found the reader's sharp drop below ~30 %).
+WEBCAM_SIZE, WEBCAM_SMALL = (0.45, 0.85), (0.2, 0.32)
 
 
 def canonical(name: str) -> str:
@@ -89,11 +93,13 @@ def on_table(image: np.ndarray, pad: float = TABLE_PAD) -> np.ndarray:
 
 def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
                    progress: bool = True, webcam: int = 0, seed: int = 7,
-                   keep: Path | None = None) -> dict:
+                   keep: Path | None = None,
+                   size: tuple[float, float] = WEBCAM_SIZE) -> dict:
     """Right, wrong card and "card unclear" on real deck images (`<card>/*.jpg`, joker/
     for jokers), each seen as on a table (`on_table`), or with `webcam` > 0 photographed
-    that many times as a webcam over a table would (`webcam_photo`, the generator seeded
-    with `seed`: the same photos every run). keep: a folder to write the misses into."""
+    that many times as a webcam over a table would (`webcam_photo`, the card `size` of the
+    frame's height, the generator seeded with `seed`: the same photos every run). keep: a
+    folder to write the misses into."""
     import cv2
     from tqdm import tqdm
     rows = sorted((p, p.parent.name) for p in folder.glob("*/*.jpg"))
@@ -107,7 +113,7 @@ def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
         if img is None:
             print(f"{path}: unreadable image, skipped")
             continue
-        photos = [webcam_photo(img, rng)[0] for _ in range(webcam)] if webcam else [on_table(img)]
+        photos = [webcam_photo(img, rng, size=size)[0] for _ in range(webcam)] if webcam else [on_table(img)]
         for k, photo in enumerate(photos):
             got, _ = top1(detector(photo, conf))
             if truth not in CLASS_NAMES:              # a joker: "no card" is right
@@ -131,36 +137,14 @@ def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
 
 
 def webcam_photo(card: np.ndarray, rng: np.random.Generator, width: int = 640,
-                 height: int = 480) -> tuple[np.ndarray, np.ndarray]:
+                 height: int = 480, size: tuple[float, float] = WEBCAM_SIZE
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """A realdecks image as a cheap webcam over a plain table would photograph the card:
-    back in a card's proportions, at any angle, 45-85 % of the frame's height, on a plain,
-    wood, felt, cloth or stone table seen from a slightly tilted camera, through the
-    renderer's light and lens chain (uneven light, colour cast, blur, noise, JPEG), and at
-    the webcam's own resolution (a 640 x 480 sensor, sometimes upscaled from less).
-    Returns the photo and the card's true corners (TL, TR, BR, BL of the upright face)."""
-    import cv2
-    from ..render.effects import camera
-    from ..render.faces import Face
-    from ..render.photodeck import face_from_frame, rounded_alpha
-    from ..render.scene import camera_homography, card_transform, warp_onto
-    from ..render.textures import table_texture
-    image = face_from_frame(card, 240)
-    fh, fw = image.shape[:2]
-    face = Face(image, rounded_alpha(fw, fh), [], None)
-    img = table_texture(height, width, rng, kind=str(rng.choice(
-        ["plain", "plain", "wood", "felt", "cloth", "stone"])))
-    H_cam = camera_homography(width, height, rng, tilt=rng.uniform(0, 0.1))
-    card_h = height * rng.uniform(0.45, 0.85)
-    centre = (width / 2 + rng.uniform(-0.1, 0.1) * width,
-              height / 2 + rng.uniform(-0.05, 0.05) * height)
-    H = H_cam @ card_transform(face, centre, card_h, rng.uniform(0, 360))
-    warp_onto(img, face, H, shade=rng.uniform(0.85, 1.05), shadow=rng.uniform(0.1, 0.4))
-    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
-    if rng.random() < 0.4:        # a cheaper sensor: fewer pixels, scaled up by the driver
-        f = rng.uniform(0.5, 0.8)
-        small = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-        img = cv2.resize(small, (width, height), interpolation=cv2.INTER_LINEAR)
-    return camera(img, rng), quad
+    back in a card's proportions, then `webcam_shot` (any angle, `size` of the frame's
+    height, a table, the light and lens chain, a 640 x 480 sensor). Returns the photo and
+    the card's true corners (TL, TR, BR, BL of the upright face)."""
+    from ..render.photodeck import face_from_frame, webcam_shot
+    return webcam_shot(face_from_frame(card, 240), rng, width, height, size)
 
 
 def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, size: int = 320,
