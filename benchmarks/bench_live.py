@@ -213,6 +213,8 @@ def main() -> None:
                     help="seed of the first game (default 1: games 1..N)")
     ap.add_argument("--model", default=None,
                     help="detector model (default: the shipped design, as `watch` uses it)")
+    ap.add_argument("--reader", default=None,
+                    help="corner reader (default: the shipped one), to choose between readers")
     ap.add_argument("--faces", choices=("drawn", "real"), default="drawn",
                     help="the cards' faces: the renderer's drawn decks (default) or real photos")
     ap.add_argument("--faces-split", choices=("test", "valid"), default="test",
@@ -227,7 +229,7 @@ def main() -> None:
     ap.add_argument("--no-pad", action="store_true",
                     help="no slap input: the camera sees the slaps")
     args = ap.parse_args()
-    det = load_detector(args.model)
+    det = load_detector(args.model, reader=args.reader)
     if args.slow_ms > 0:
         det = Slowed(det, args.slow_ms)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None

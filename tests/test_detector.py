@@ -241,3 +241,31 @@ def test_eval_webcam_counts_right_wrong_and_unclear_and_keeps_the_misses(tmp_pat
     kept = list((tmp_path / "misses").glob("*.jpg")) if (tmp_path / "misses").exists() else []
     assert len(kept) == r["wrong"] + r["unclear"]
     assert r["jokers_named"] == 0                              # a black square is no card
+
+
+def test_eval_reads_the_decks_on_a_table_close_and_small_in_a_webcam_frame(tmp_path, capsys):
+    """`companion eval` on a folder of deck images: one row each for the table, the close
+    webcam photos (twice a card) and the small ones (`--webcam-small`, N a card), each
+    counting every card once as right, wrong or unclear; `--webcam-small 0` leaves the
+    small row out."""
+    import re
+
+    from companion.cli import main
+    deck = Deck(DeckStyle.random(45))
+    for name in ("9h", "Kc"):
+        (tmp_path / "decks" / name).mkdir(parents=True)
+        face = deck.face(CLASS_NAMES.index(name)).image
+        cv2.imwrite(str(tmp_path / "decks" / name / "1.jpg"), cv2.resize(face, (224, 224)))
+    base = ["eval", "--real", "off", "--realdecks", str(tmp_path / "decks"), "--rendered", "0"]
+    assert main(base + ["--webcam-small", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = {}
+    for line in out.splitlines():
+        m = re.search(r"right (\d+) .*wrong card (\d+) .*unclear (\d+)", line)
+        if m:
+            kind = "small" if "small (20-32 % of the frame)" in line else \
+                "webcam" if "webcam" in line else "table"
+            rows[kind] = sum(map(int, m.groups()))
+    assert rows == {"table": 2, "webcam": 4, "small": 4}
+    assert main(base + ["--webcam-small", "0"]) == 0
+    assert "small (" not in capsys.readouterr().out
