@@ -14,6 +14,10 @@ Two sources, cut by the detector's own `corner_crop`:
   card and every joker read "no index".
 - **Rendered** (cached crops of `SceneRenderer` scenes, indices drawn in every installed
   text font): piles, partly covered corners, backs, hands, tilted cameras, blur.
+- **Webcam shots** (`--webcam-shots N`, cached): every harvested card photographed N times
+  by `webcam_shot`, small in a 640 x 480 frame, through the webcam's light and lens chain
+  (session 20: small indices; two such runs were measured and not shipped, see the model
+  card).
 
 The network has separate heads (`build_model`): "is there an index here" (one logit),
 rank (13), suit (4) and ink colour (2). The identity heads learn only from crops that
