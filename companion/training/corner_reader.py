@@ -121,12 +121,21 @@ def rendered_crops(path: Path, scenes: int, seed: int, size: int, workers: int,
     """Crops of `scenes` rendered scenes (cached in `path`); with real_faces (harvested
     train cards), every card of a scene is a real face of some real design, so real
     indices are seen at the scenes' angles, sizes, piles, hands, light and blur."""
+    return cached_crops(path, _work, list(range(scenes)), workers, _init,
+                        (size, seed, real_faces), f"rendering crops (seed {seed}, {size} px)",
+                        "scene", chunksize=16)
+
+
+def cached_crops(path: Path, work, jobs: list, workers: int, init, initargs: tuple, desc: str,
+                 unit: str, chunksize: int):
+    """Labelled crops cut by `work` from each job in a pool of `workers` (each started by
+    `init(*initargs)`), kept in `path` and read from it next time."""
     if not path.is_file():
         crops, labels = [], []
         ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers, initializer=_init, initargs=(size, seed, real_faces)) as pool:
-            for c, lab in tqdm(pool.imap(_work, range(scenes), chunksize=16), total=scenes,
-                               desc=f"rendering crops (seed {seed}, {size} px)", unit="scene"):
+        with ctx.Pool(workers, initializer=init, initargs=initargs) as pool:
+            for c, lab in tqdm(pool.imap(work, jobs, chunksize=chunksize), total=len(jobs),
+                               desc=desc, unit=unit):
                 crops += c
                 labels += lab
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,19 +181,9 @@ def webcam_crops(path: Path, cards: np.ndarray, ends: np.ndarray, y: np.ndarray,
                  seed: int, workers: int):
     """Crops of every harvested card photographed `shots` times as a webcam over a table
     would (`webcam_shot`, the card 15-60 % of the frame's height), cached in `path`."""
-    if not path.is_file():
-        crops, labels = [], []
-        jobs = [(i, seed + k) for k in range(shots) for i in range(len(cards))]
-        ctx = mp.get_context("fork" if hasattr(os, "fork") else "spawn")
-        with ctx.Pool(workers, initializer=_init_faces, initargs=(cards, ends, y)) as pool:
-            for c, lab in tqdm(pool.imap(_shoot, jobs, chunksize=32), total=len(jobs),
-                               desc=f"webcam shots (seed {seed})", unit="shot"):
-                crops += c
-                labels += lab
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, x=np.stack(crops).astype(np.uint8), y=np.array(labels, np.int64))
-    d = np.load(path)
-    return d["x"], d["y"]
+    jobs = [(i, seed + k) for k in range(shots) for i in range(len(cards))]
+    return cached_crops(path, _shoot, jobs, workers, _init_faces, (cards, ends, y),
+                        f"webcam shots (seed {seed})", "shot", chunksize=32)
 
 
 # ---------------------------------------------------------------- real crops
