@@ -44,7 +44,7 @@ def face_from_frame(image: np.ndarray, width: int) -> np.ndarray:
 
 
 def webcam_shot(image: np.ndarray, rng: np.random.Generator, width: int = 640,
-                height: int = 480, size: tuple[float, float] = (0.45, 0.85)
+                height: int = 480, *, size: tuple[float, float]
                 ) -> tuple[np.ndarray, np.ndarray]:
     """A card face (portrait, in a card's proportions) as a cheap webcam over a plain table
     photographs it: at any angle, `size` (a range) of the frame's height, on a plain, wood,

@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from ..detector.card_reader import (CROP_H, CROP_W, HEADS, NONE_CLASS, corner_crop,
                                     orientations)
-from .harvest import CARD_H, CARD_W, card_rect
+from .harvest import CARD_H, CARD_W, MARGIN, card_rect
 
 _renderer = None
 
@@ -162,7 +162,6 @@ def _init_faces(cards, ends, y) -> None:
 def _shoot(job: tuple[int, int]):
     """One harvested card photographed once by `webcam_shot`, cut as a finder would."""
     from ..render.photodeck import webcam_shot
-    from .harvest import MARGIN
     index, seed = job
     rng = np.random.default_rng([seed, index])
     cards, ends, y = _faces

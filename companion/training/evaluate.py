@@ -144,7 +144,7 @@ def webcam_photo(card: np.ndarray, rng: np.random.Generator, width: int = 640,
     height, a table, the light and lens chain, a 640 x 480 sensor). Returns the photo and
     the card's true corners (TL, TR, BR, BL of the upright face)."""
     from ..render.photodeck import face_from_frame, webcam_shot
-    return webcam_shot(face_from_frame(card, 240), rng, width, height, size)
+    return webcam_shot(face_from_frame(card, 240), rng, width, height, size=size)
 
 
 def eval_rendered(detector: Detector, images: int = 300, seed: int = 90_210, size: int = 320,
