@@ -402,13 +402,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             (decks, 0, None, args.realdecks == "off"),
             (webcam, 2, ev.WEBCAM_SIZE, no_webcam),
             (webcam, args.webcam_small, ev.WEBCAM_SMALL, no_webcam or not args.webcam_small)):
-        what = "webcam photos" if times else "real decks"
+        small = size == ev.WEBCAM_SMALL
+        what = ("small webcam photos" if small else "webcam photos") if times else "real decks"
         if skip:
             continue
         if not folder.is_dir():
             print(f"{what}: {folder} not found; skipped (they are not part of the project)")
             continue
-        small = size == ev.WEBCAM_SMALL
         # The small photos have a generator of their own: the default set stays as it was.
         r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times, seed=8 if small else 7,
                               size=size or ev.WEBCAM_SIZE)
@@ -422,7 +422,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                             f"{r['wrong']} ({r['wrong'] / n:.1%}), unclear {r['unclear']}; "
                             f"jokers named {r['jokers_named']}/{r['jokers']}"))
         if r["misreads"]:
-            print(f"  {what}{' (small)' if small else ''}, wrong cards: "
+            print(f"  {what}, wrong cards: "
                   + ", ".join(f"{a}->{b} x{k}" for a, b, k in r["misreads"]))
     if args.rendered:
         r = ev.eval_rendered(live, args.rendered, size=320)
