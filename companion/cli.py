@@ -398,23 +398,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # The webcam photos are made of the same decks unless told otherwise.
     webcam = Path(args.webcam) if args.webcam else decks
     no_webcam = args.webcam == "off" or (args.realdecks == "off" and not args.webcam)
-    for folder, times, size, skip in (
-            (decks, 0, None, args.realdecks == "off"),
-            (webcam, 2, ev.WEBCAM_SIZE, no_webcam),
-            (webcam, args.webcam_small, ev.WEBCAM_SMALL, no_webcam or not args.webcam_small)):
-        small = size == ev.WEBCAM_SMALL
+    # (folder, webcam photos a card, card size in the frame, photo seed, skipped): the small
+    # photos have a generator of their own, so the close set's photos stay as they were.
+    for folder, times, size, seed, skip in (
+            (decks, 0, ev.WEBCAM_SIZE, 7, args.realdecks == "off"),
+            (webcam, 2, ev.WEBCAM_SIZE, 7, no_webcam),
+            (webcam, args.webcam_small, ev.WEBCAM_SMALL, 8, no_webcam or not args.webcam_small)):
+        small = times and size == ev.WEBCAM_SMALL
         what = ("small webcam photos" if small else "webcam photos") if times else "real decks"
         if skip:
             continue
         if not folder.is_dir():
             print(f"{what}: {folder} not found; skipped (they are not part of the project)")
             continue
-        # The small photos have a generator of their own: the default set stays as it was.
-        r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times, seed=8 if small else 7,
-                              size=size or ev.WEBCAM_SIZE)
+        r = ev.eval_realdecks(det, folder, conf=det.conf, webcam=times, seed=seed, size=size)
         n = max(r["cards"], 1)
-        label = (f"the same decks as a webcam over a table sees them"
-                 f"{', small (%d-%d %% of the frame)' % tuple(100 * v for v in size) if small else ''}"
+        how = f", small ({100 * size[0]:.0f}-{100 * size[1]:.0f} % of the frame)" if small else ""
+        label = (f"the same decks as a webcam over a table sees them{how}"
                  f" ({folder.parent.name}/{folder.name}, {r['cards']} photos)" if times else
                  f"real decks never trained on ({folder.parent.name}/{folder.name}), "
                  f"{r['cards']} cards")

@@ -113,7 +113,8 @@ def eval_realdecks(detector: Detector, folder: Path, conf: float = 0.25,
         if img is None:
             print(f"{path}: unreadable image, skipped")
             continue
-        photos = [webcam_photo(img, rng, size=size)[0] for _ in range(webcam)] if webcam else [on_table(img)]
+        photos = ([webcam_photo(img, rng, size=size)[0] for _ in range(webcam)] if webcam
+                  else [on_table(img)])
         for k, photo in enumerate(photos):
             got, _ = top1(detector(photo, conf))
             if truth not in CLASS_NAMES:              # a joker: "no card" is right
