@@ -447,6 +447,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             bare = copy.copy(live)
             bare.middle = None
             timed["the same without the middle reader"] = bare
+        # ...and the finder's own share (its session, letterbox and box decoding): what
+        # is left for the readers within a frame's budget.
+        timed[f"the finder alone ({live_model.name})"] = live.finder
         t = ev.time_detectors(timed, 320, readers=readers)
         rows += [(k, f"{v:.1f} ms (median of 100, ONNX Runtime, this machine)")
                  for k, v in t.items()]

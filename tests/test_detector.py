@@ -269,3 +269,21 @@ def test_eval_reads_the_decks_on_a_table_close_and_small_in_a_webcam_frame(tmp_p
     assert rows == {"table": 2, "webcam": 4, "small": 4}
     assert main(base + ["--webcam-small", "0"]) == 0
     assert "small (" not in capsys.readouterr().out
+
+
+def test_eval_timing_times_the_frame_the_finder_alone_and_the_reader(capsys):
+    """`companion eval --timing` prints a 320 px frame's time, the same without the middle
+    reader, the finder's own share and one reader call, each in milliseconds."""
+    import re
+
+    from companion.cli import main
+    assert main(["eval", "--real", "off", "--realdecks", "off", "--webcam", "off",
+                 "--rendered", "0", "--timing"]) == 0
+    rows = {line[:m.start()].strip(): float(m.group(1))
+            for line in capsys.readouterr().out.splitlines()
+            if (m := re.search(r"(\d+\.\d) ms \(median", line))}
+    keys = " | ".join(rows)
+    for want in ("per 320 px frame", "without the middle reader", "the finder alone",
+                 "this reader"):
+        assert want in keys, (want, keys)
+    assert all(v > 0 for v in rows.values())
