@@ -13,7 +13,8 @@ Measures both readers, one after the other, on the choice sets only (never on
 - live: drawn games 1-10 and 11-20 (20 s), and games whose faces are `realdecks/valid`
   cards, 201-205 (30 s), through the `watch` pipeline (bench_live's films).
 
-Then prints each figure side by side and the verdict of `companion.training.choose`:
+Then prints, part by part, both readers' figures and the verdict of
+`companion.training.choose`:
 more right and no more wrong in photos, no more misreads and at most one fewer whole top
 card on each rendered seed, no fewer flips and no more false flips in each set of games.
 Takes about 40 minutes on two cores; a part whose folder is absent says so and is

@@ -1,8 +1,8 @@
 """The rule a new corner reader is shipped by, fixed before any candidate runs.
 
-Every reader run since session 10 was judged by the same three questions on the choice
-sets (never on `realdecks/test`, the 51 real photos or the held-out seeds), and each
-session wrote the comparison again by hand. This module is that rule, once:
+Reader runs since session 10 were judged on the choice sets (never on `realdecks/test`,
+the 51 real photos or the held-out seeds) by these questions, session 20 by all three,
+and each session wrote the comparison again by hand. This module is that rule, once:
 
 - real decks in photos (`realdecks/valid` on a table, close in a webcam's frame, small
   in it): more cards named right, summed over the three, and no more wrong cards;
