@@ -36,9 +36,6 @@ from companion.training import evaluate as ev  # noqa: E402
 from companion.training.choose import ReaderFigures, ships, verdict  # noqa: E402
 
 VALID = SHARED / "realdecks" / "valid"
-# (name, photos a card, card size in the frame, photo seed): eval's rows, on valid.
-PHOTO_SETS = (("table", 0, ev.WEBCAM_SIZE, 7), ("close", 2, ev.WEBCAM_SIZE, 7),
-              ("small", 1, ev.WEBCAM_SMALL, 8))
 RENDERED_SEEDS = (31337, 31338)
 # (name, first seed, games, seconds, real faces from valid)
 GAMES = (("drawn 1-10", 1, 10, 20.0, False), ("drawn 11-20", 11, 10, 20.0, False),
@@ -49,7 +46,7 @@ def measure(reader: Path, parts: set[str]) -> ReaderFigures:
     fig = ReaderFigures()
     if "photos" in parts:
         det = load_detector(photo=True, reader=reader)
-        for name, times, size, seed in PHOTO_SETS:
+        for name, (times, size, seed) in ev.PHOTO_SETS.items():   # eval's rows, on valid
             r = ev.eval_realdecks(det, VALID, conf=det.conf, webcam=times, seed=seed, size=size)
             fig.photos[name] = (r["right"], r["wrong"], r["unclear"])
             print(f"  photos, {name}: {r['right']} right, {r['wrong']} wrong, {r['unclear']} "

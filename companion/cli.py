@@ -398,13 +398,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # The webcam photos are made of the same decks unless told otherwise.
     webcam = Path(args.webcam) if args.webcam else decks
     no_webcam = args.webcam == "off" or (args.realdecks == "off" and not args.webcam)
-    # (folder, webcam photos a card, card size in the frame, photo seed, skipped): the small
-    # photos have a generator of their own, so the close set's photos stay as they were.
-    for folder, times, size, seed, skip in (
-            (decks, 0, ev.WEBCAM_SIZE, 7, args.realdecks == "off"),
-            (webcam, 2, ev.WEBCAM_SIZE, 7, no_webcam),
-            (webcam, args.webcam_small, ev.WEBCAM_SMALL, 8, no_webcam or not args.webcam_small)):
-        small = times and size == ev.WEBCAM_SMALL
+    # Each set's folder and whether it is skipped; --webcam-small sets the small photos'
+    # count a card.
+    where = {"table": (decks, args.realdecks == "off"), "close": (webcam, no_webcam),
+             "small": (webcam, no_webcam or not args.webcam_small)}
+    for name, (times, size, seed) in ev.PHOTO_SETS.items():
+        folder, skip = where[name]
+        times = args.webcam_small if name == "small" else times
+        small = name == "small"
         what = ("small webcam photos" if small else "webcam photos") if times else "real decks"
         if skip:
             continue

@@ -37,6 +37,11 @@ TABLE_GREY = (118, 118, 118)
 # set (a card held close over the table), and the small set (a webcam above a pile, or a
 # card further off: session 20 found the reader's sharp drop below ~30 %).
 WEBCAM_SIZE, WEBCAM_SMALL = (0.45, 0.85), (0.2, 0.32)
+# eval's rows of real-deck photos: name -> (webcam photos a card, the card's size in the
+# frame, the photos' seed). The small photos have a generator of their own, so the close
+# set's photos stay as they were before it.
+PHOTO_SETS = {"table": (0, WEBCAM_SIZE, 7), "close": (2, WEBCAM_SIZE, 7),
+              "small": (1, WEBCAM_SMALL, 8)}
 
 
 def canonical(name: str) -> str:
