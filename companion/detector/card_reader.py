@@ -593,9 +593,11 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
     if f < 1.0:
         patch = shrink(patch, max(1, round(patch.shape[1] * f)), max(1, round(patch.shape[0] * f)))
     patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), 1.0)
-    gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
     ph, pw = patch.shape
+    # The gradients with a border of zeros, flattened: a sample off the patch is clipped
+    # onto the border and counts 0, and one flat gather is cheaper than a 2-D one.
+    gx = np.pad(cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3), 1).ravel()
+    gy = np.pad(cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3), 1).ravel()
     p = (pts - (x0, y0)) * f
     centre = p.mean(0)
     Ls = L * f
@@ -614,19 +616,21 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
         na = np.concatenate([c * n[:, None, :1] - s * n[:, None, 1:],
                              s * n[:, None, :1] + c * n[:, None, 1:]], 2)
         along = (t[None, :] - 0.5) * length[:, None]                          # (4, T)
-        pts_s = (m[:, None, None, None, :]
-                 + offsets[:, None, :, None, None] * na[:, :, None, None, :]
-                 + along[:, None, None, :, None] * ua[:, :, None, None, :])   # (4, A, D, T, 2)
-        xs = np.round(pts_s[..., 0]).astype(np.intp)
-        ys = np.round(pts_s[..., 1]).astype(np.intp)
-        inside = (xs >= 0) & (xs < pw) & (ys >= 0) & (ys < ph)
-        np.clip(xs, 0, pw - 1, out=xs)
-        np.clip(ys, 0, ph - 1, out=ys)
+        off = offsets[:, None, :, None]
+        alo = along[:, None, None, :]
+        # Sample points (4, A, D, T), x and y apart, shifted onto the padded patch.
+        xs = np.round(m[:, None, None, None, 0] + off * na[:, :, None, None, 0]
+                      + alo * ua[:, :, None, None, 0]).astype(np.intp)
+        ys = np.round(m[:, None, None, None, 1] + off * na[:, :, None, None, 1]
+                      + alo * ua[:, :, None, None, 1]).astype(np.intp)
+        np.clip(xs, -1, pw, out=xs)
+        np.clip(ys, -1, ph, out=ys)
+        idx = (ys + 1) * (pw + 2) + (xs + 1)
         # Bright inside, darker outside: the gradient points inward, against the normal.
-        g = -(gx[ys, xs] * na[:, :, None, None, 0] + gy[ys, xs] * na[:, :, None, None, 1])
+        g = -(gx.take(idx) * na[:, :, None, None, 0] + gy.take(idx) * na[:, :, None, None, 1])
         # Only steps the right way count, so a dark line inside the card (a court card's
         # frame) does not cancel out along the side.
-        return np.where(inside, np.maximum(g, 0), 0).mean(3), ua, na
+        return np.maximum(g, 0).mean(3), ua, na
 
     # Coarse to fine: 2 degrees and 2 pixels, then half a degree and half a pixel; all
     # four sides at once (one numpy pass each, ~4x faster than side by side).
