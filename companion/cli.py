@@ -378,8 +378,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     det = _detector(args, photo=True, model=photo_model)
     live = _detector(args, model=live_model)
     deck = det.reader.deck
+    readers = (Path(det.reader.path).name if det.reader.path == live.reader.path else
+               f"{Path(det.reader.path).name} for photos, {Path(live.reader.path).name} for video")
     print(f"== card finder + corner reader ({photo_model.name} for photos, {live_model.name} "
-          f"for video frames; reader {Path(det.reader.path).name}"
+          f"for video frames; reader {readers}"
           + (f"; photos: middle reader {det.middle.path.name}, veto {det.veto} / suit "
              f"{det.suit_veto}" if det.middle is not None else "; no middle reader")
           + (f"; enrolled deck {deck.name}, {len(deck.cards)} cards" if deck else "") + ")")
@@ -439,7 +441,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if r["top_misreads"]:
             print("  most common: " + ", ".join(f"{a}->{b} x{n}" for a, b, n in r["top_misreads"]))
     if args.timing:
-        readers = {"this reader": Path(det.reader.path)}
+        # The reader video runs (the frame's), and the photos' one where it is another.
+        readers = {"video's reader": Path(live.reader.path)}
+        if det.reader.path != live.reader.path:
+            readers["photos' reader"] = Path(det.reader.path)
         for extra in args.compare_reader or []:
             readers[f"reader {Path(extra).name}"] = Path(extra)
         timed = {f"per 320 px frame, {live_model.name} + reader": live}

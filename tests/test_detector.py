@@ -13,7 +13,8 @@ import pytest
 
 from companion.detector.card_reader import CardReaderDetector
 from companion.detector.detections import ModelError
-from companion.detector.model import CARD_FINDER, LIVE_FINDER, load_detector
+from companion.detector.model import (CARD_FINDER, CORNER_READER, LIVE_FINDER, LIVE_READER,
+                                      load_detector)
 from companion.engine.cards import CLASS_NAMES
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
@@ -77,6 +78,42 @@ def test_card_finder_onnx_and_ultralytics_agree():
 def test_video_takes_the_int8_finder_and_photos_the_float_one():
     assert load_detector().finder.path == LIVE_FINDER
     assert load_detector(photo=True).finder.path == CARD_FINDER
+
+
+def test_video_takes_the_int8_reader_and_photos_the_float_one(tmp_path):
+    assert load_detector().reader.path == LIVE_READER
+    assert load_detector(photo=True).reader.path == CORNER_READER
+    # A finder of one's own with only a float reader beside it: that reader, on video too.
+    import shutil
+    shutil.copy(CARD_FINDER, tmp_path / "finder.onnx")
+    shutil.copy(CORNER_READER, tmp_path / CORNER_READER.name)
+    assert load_detector(tmp_path / "finder.onnx").reader.path == tmp_path / CORNER_READER.name
+
+
+@pytest.fixture(scope="module")
+def quantised_reader(tmp_path_factory):
+    """The shipped float reader quantised as the shipped int8 copy was (fewer scenes)."""
+    from companion.training.quantize import quantize
+    return quantize(CORNER_READER, tmp_path_factory.mktemp("q") / "reader-int8.onnx", calib=16)
+
+
+def test_int8_reader_reads_corners_as_the_float_one_does(quantised_reader):
+    """Corners of rendered piles (another seed than its calibration's): the int8 copy
+    names the same class for nearly every crop, and its probabilities stay close."""
+    import onnx
+    from companion.detector.card_reader import CornerReader
+    from companion.training.quantize import _corners
+    ops = {n.op_type: n for n in onnx.load(str(quantised_reader)).graph.node}
+    assert "QuantizeLinear" in ops and "Gemm" in ops        # int8 convs, float heads
+    crops = np.concatenate(_corners("crops", 24, seed=4_321).blobs)
+    assert len(crops) >= 60
+    crops = list((crops.transpose(0, 2, 3, 1)[..., ::-1] * 255).round().astype(np.uint8))
+    pf = CornerReader(CORNER_READER)(crops)
+    pq = CornerReader(quantised_reader)(crops)
+    assert (pf.argmax(1) == pq.argmax(1)).mean() >= 0.97
+    assert np.abs(pf - pq).max() < 0.35
+    # A reader that is not int8 at all would pass the above: it must differ somewhere.
+    assert np.abs(pf - pq).max() > 0
 
 
 @pytest.fixture(scope="module")
@@ -273,7 +310,7 @@ def test_eval_reads_the_decks_on_a_table_close_and_small_in_a_webcam_frame(tmp_p
 
 def test_eval_timing_times_the_frame_the_finder_alone_and_the_reader(capsys):
     """`companion eval --timing` prints a 320 px frame's time, the same without the middle
-    reader, the finder's own share and one reader call, each in milliseconds."""
+    reader, the finder's own share and a call of each reader, each in milliseconds."""
     import re
 
     from companion.cli import main
@@ -283,7 +320,11 @@ def test_eval_timing_times_the_frame_the_finder_alone_and_the_reader(capsys):
             for line in capsys.readouterr().out.splitlines()
             if (m := re.search(r"(\d+\.\d) ms \(median", line))}
     keys = " | ".join(rows)
-    for want in ("per 320 px frame", "without the middle reader", "the finder alone",
-                 "this reader"):
+    wants = ["per 320 px frame", "without the middle reader", "the finder alone",
+             "video's reader"]
+    # The old and the new reader side by side: video's (int8) and photos' (float) one.
+    if load_detector().reader.path != load_detector(photo=True).reader.path:
+        wants.append("photos' reader")
+    for want in wants:
         assert want in keys, (want, keys)
     assert all(v > 0 for v in rows.values())
