@@ -152,7 +152,7 @@ def score(truth, calls, fps: float, early: int = 3):
     hands = [x["hands_frames"] for x in truth if x["type"] == "slap"]
     called = [c for c in calls if c.get("type") == "flip"]
     used = set()
-    matched, lat_frames, dup, occluded, wall = 0, [], 0, 0, []
+    matched, lat_frames, dup, occluded, wall, false = 0, [], 0, 0, [], []
     seen_cards: dict[str, int] = {}
     for c in called:
         best = None
@@ -169,13 +169,17 @@ def score(truth, calls, fps: float, early: int = 3):
             if "said_t" in c:
                 wall.append((c["said_t"] - true_flips[best]["frame"] / fps) * 1000)
         else:
+            false.append((c["card"], c["frame"]))
             if c["card"] in seen_cards:
                 dup += 1
             if any(a <= c["frame"] <= b for a, b in hands):
                 occluded += 1
         seen_cards[c["card"]] = c["frame"]
     return {"true": len(true_flips), "called": len(called), "matched": matched,
-            "lat_frames": lat_frames, "wall_ms": wall, "duplicates": dup, "occluded": occluded}
+            "lat_frames": lat_frames, "wall_ms": wall, "duplicates": dup, "occluded": occluded,
+            # What to look at: true flips never called, and calls that matched none.
+            "missed": [(t["card"], t["frame"]) for i, t in enumerate(true_flips) if i not in used],
+            "false": false}
 
 
 def score_slaps(truth, calls, fps: float) -> dict:
@@ -289,6 +293,10 @@ def main() -> None:
                       f"{stats.frames / stats.seconds:.0f} frames/s"
                       + (f", {stats.dropped} frames dropped" if args.realtime else ""),
                       flush=True)
+                if s["missed"] or s["false"]:
+                    print("  missed " + (" ".join(f"{c}@{f}" for c, f in s["missed"]) or "-")
+                          + "; called with no flip "
+                          + (" ".join(f"{c}@{f}" for c, f in s["false"]) or "-"))
             if not args.realtime and not args.no_pad:   # throughput ungated, on one game
                 _, _, stats, _ = run_game(det, args.first_seed, args.seconds, Path(tmp),
                                           gate=False, photos=photos, finder=finder)
