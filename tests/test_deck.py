@@ -115,6 +115,25 @@ def test_a_deck_reads_its_cards_in_other_scenes(enrolled, style):
         assert got == name, (name, got)
 
 
+def test_video_reads_a_deck_through_the_int8_reader_as_the_float_one_does(enrolled, style):
+    """A deck is fitted on the float reader's features; its int8 copy carries that
+    reader's id, so video reads the deck through it, and names what the float one names."""
+    from companion.deck.enrolled import reader_id
+    from companion.detector.model import CORNER_READER, LIVE_READER
+    out, _, _ = enrolled
+    assert reader_id(LIVE_READER) == reader_id(CORNER_READER)
+    live = load_detector(deck=out)
+    ref = load_detector(deck=out, reader=CORNER_READER)
+    assert live.reader.path == LIVE_READER and live.reader.deck is not None
+    rng = np.random.default_rng(11)
+    scenes = [(name, card_scene(style, CLASS_NAMES.index(name), rng, min_visible=0.95))
+              for name in CARDS for _ in range(2)]
+    got = [top1(live(s.image))[0] for _, s in scenes]
+    want = [top1(ref(s.image))[0] for _, s in scenes]
+    assert sum(g == w for g, w in zip(got, want)) >= len(scenes) - 1, (got, want)
+    assert sum(g == name for g, (name, _) in zip(got, scenes)) >= len(scenes) - 2, got
+
+
 def test_with_a_deck_an_empty_table_and_a_card_back_read_no_card(enrolled, style):
     out, _, _ = enrolled
     det = load_detector(photo=True, deck=out)

@@ -103,8 +103,11 @@ def test_int8_reader_reads_corners_as_the_float_one_does(quantised_reader):
     import onnx
     from companion.detector.card_reader import CornerReader
     from companion.training.quantize import _corners
+    from companion.deck.enrolled import reader_id
     ops = {n.op_type: n for n in onnx.load(str(quantised_reader)).graph.node}
     assert "QuantizeLinear" in ops and "Gemm" in ops        # int8 convs, float heads
+    # It reads with its source's features: an enrolled deck is valid on it.
+    assert reader_id(quantised_reader) == reader_id(CORNER_READER)
     crops = np.concatenate(_corners("crops", 24, seed=4_321).blobs)
     assert len(crops) >= 60
     crops = list((crops.transpose(0, 2, 3, 1)[..., ::-1] * 255).round().astype(np.uint8))

@@ -37,8 +37,17 @@ class DeckError(ValueError):
 
 
 def reader_id(path: str | Path) -> str:
-    """A short fingerprint of a corner reader file: a deck is only valid with its reader."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    """A short fingerprint of a corner reader file: a deck is only valid with its reader.
+    An int8 copy (training/quantize.py) carries its float source's fingerprint in its
+    metadata ("source_reader") and shares it: its features are that reader's, rounded
+    (a deck read through either names the same cards; model card)."""
+    data = Path(path).read_bytes()
+    try:
+        import onnx
+        meta = {p.key: p.value for p in onnx.load_from_string(data).metadata_props}
+    except Exception:       # not an ONNX file at all: its bytes are its identity
+        meta = {}
+    return meta.get("source_reader") or hashlib.sha256(data).hexdigest()[:16]
 
 
 def decks_dir() -> Path:

@@ -22,8 +22,9 @@ MIDDLE_READER = MODELS / "middle_reader.onnx"    # rank group and suit from the 
 # video, where it must keep up with the camera; still photos take the float one.
 LIVE_FINDER = MODELS / "card_finder-int8.onnx"
 # ...and the corner reader's int8 copy (quantize.py, 7-bit weights as the finder's): for
-# video too, a call of four crops ~1 ms against ~2.4 ms. Photos and an enrolled deck
-# (fitted on the float reader's features) take the float one.
+# video too, a call of 8 crops 1.2 ms against 2.3 ms; an enrolled deck (fitted on the float
+# reader's features) reads through it as well (session 22: the same cards on a choice
+# style). Photos take the float one.
 LIVE_READER = MODELS / "corner_reader-int8.onnx"
 # Which outlines of a card are read (card_reader): photos read the found and the snapped
 # box as two outlines and keep the better reading (on realdecks/valid, snapped alone:
@@ -86,7 +87,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                   photo: bool = False, deck=None, veto: float | None = None) -> Detector:
     """The card reader: a card finder (`.onnx`, a one-class YOLO-OBB export) and the corner
     reader (`reader`, default `corner_reader.onnx` beside the finder, else the shipped one;
-    for video without a deck, `corner_reader-int8.onnx` first where it lies there).
+    for video, `corner_reader-int8.onnx` first where it lies there).
     Without a path, the shipped finder (its int8 copy for video frames). Without imgsz,
     the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF.
     deck: an enrolled deck (a name, a path or an EnrolledDeck, companion.deck): corners
@@ -101,10 +102,9 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     if session.get_modelmeta().custom_metadata_map.get("task") != "obb":
         raise ModelError(f"{path}: not a card finder (a one-class YOLO-OBB export)")
     if reader is None:
-        # The reader beside the finder, else the shipped one; on video without a deck,
-        # each one's int8 copy first.
-        names = [CORNER_READER.name] if photo or deck is not None else \
-            [LIVE_READER.name, CORNER_READER.name]
+        # The reader beside the finder, else the shipped one; on video, each one's int8
+        # copy first.
+        names = [CORNER_READER.name] if photo else [LIVE_READER.name, CORNER_READER.name]
         reader = next((p for folder in (path.parent, MODELS) for n in names
                        if (p := folder / n).is_file()), CORNER_READER)
     # Photos: the found and the snapped outline, each read as an outline of its own (the

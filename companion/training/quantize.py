@@ -115,6 +115,14 @@ def quantize(src: Path, dst: Path, calib: int = 128) -> Path:
                         quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep,
                         reduce_range=True)
+    if reader:
+        # The copy reads with its source's features, so a deck enrolled with the float
+        # reader is valid on it (deck.enrolled.reader_id).
+        from ..deck.enrolled import reader_id
+        model = onnx.load(str(dst))
+        onnx.helper.set_model_props(model, {**{p.key: p.value for p in model.metadata_props},
+                                            "source_reader": reader_id(src)})
+        onnx.save(model, str(dst))
     return dst
 
 
