@@ -43,6 +43,27 @@ def rss_mb() -> float:
     return float("nan")
 
 
+class Timed:
+    """The detector, its calls counted and timed (CPU seconds of this process), so that
+    a change in frames/s can be split into how often the detector looked (what the film
+    shows: motion, piles, hands) and how long each look and the rest of a frame took (what
+    drift would show in)."""
+
+    def __init__(self, det) -> None:
+        self.det, self.calls, self.cpu = det, 0, 0.0
+
+    def __getattr__(self, name):
+        return getattr(self.det, name)
+
+    def __call__(self, *args, **kw):
+        t0 = time.process_time()
+        try:
+            return self.det(*args, **kw)
+        finally:
+            self.cpu += time.process_time() - t0
+            self.calls += 1
+
+
 def watch_film(det, film: GameFilm, path: Path, probe=None):
     """Film -> mp4 -> watch's loop. probe(frame) is called for every frame."""
     info = film.write(path, progress=True)
@@ -114,17 +135,23 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     players = NAMES[:3]
     film = GameFilm(PRESETS["challenge"], players, seed, seconds=minutes * 60, hands=200)
     fps = film.fps
-    # (frame, wall time, CPU time, rss) every 30 s of video. CPU time (all threads of this
-    # process) is what drift shows in even on a machine doing other work meanwhile.
-    marks: list[tuple[int, float, float, float]] = []
+    # (frame, wall time, CPU time, rss, detector looks, their CPU time) every 30 s of
+    # video. CPU time (all threads of this process) is what drift shows in even on a
+    # machine doing other work meanwhile.
+    marks: list[tuple[int, float, float, float, int, float]] = []
+    det = Timed(det)
+
+    def mark(frame: int) -> None:
+        marks.append((frame, time.perf_counter(), time.process_time(), rss_mb(), det.calls,
+                      det.cpu))
 
     def probe(f) -> None:
         if f.index % int(30 * fps) == 0:
-            marks.append((f.index, time.perf_counter(), time.process_time(), rss_mb()))
+            mark(f.index)
 
     t0 = time.perf_counter()
     truth, calls, stats = watch_film(det, film, tmp / "long.mp4", probe)
-    marks.append((stats.frames, time.perf_counter(), time.process_time(), rss_mb()))
+    mark(stats.frames)
     s = score(truth, calls, fps)
     window = int(5 * 60 * fps / (30 * fps))          # marks in 5 minutes
 
@@ -140,6 +167,18 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
         first, last = (rate(a, b, clock) for a, b in ends)
         print(f"frames/s of processing ({name} time): first 5 min {first:.1f}, last 5 min "
               f"{last:.1f} ({(last - first) / first * 100:+.1f} %)")
+    # The same two windows split: how often the detector looked (the gate lets a frame
+    # through when the pile's region changed), CPU ms per look, and CPU ms of a frame
+    # spent elsewhere (decoding, tracker, referee, log).
+    split = []
+    for a, b in ends:
+        frames, looks = marks[b][0] - marks[a][0], marks[b][4] - marks[a][4]
+        look_cpu = marks[b][5] - marks[a][5]
+        split.append((looks / frames, 1000 * look_cpu / max(looks, 1),
+                      1000 * (marks[b][2] - marks[a][2] - look_cpu) / frames))
+    print("  first vs last 5 min: detector looks per frame {:.2f} -> {:.2f}; CPU ms per look "
+          "{:.1f} -> {:.1f}; CPU ms per frame outside the detector {:.1f} -> {:.1f}".format(
+              *(v for pair in zip(*split) for v in pair)))
     rss = [m[3] for m in marks]
     print(f"resident memory: after 1 min {rss[min(2, len(rss) - 1)]:.1f} MB, at the end "
           f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB), peak {max(rss):.1f}")

@@ -641,3 +641,20 @@ def test_a_match_of_three_hands_is_refereed_hand_after_hand():
     assert len(over) == 1 and over[0]["winner"] == max(set(stats.winners),
                                                        key=stats.winners.count)
     assert phrase(over[0], ["Ada", "Ben"]).endswith("Deal again for a new match.")
+
+
+def test_an_unsure_card_on_a_still_picture_waits_for_looks_the_detector_made():
+    """The gate repeats the last look while the picture is still: an unsure reading (a
+    4s at 0.38) is not confirmed by those repeats, only by looks the detector made (the
+    gate's forced look a second later). On a changing picture it is confirmed at once."""
+    flip_frames = []
+    for changing in (False, True):
+        det = ScriptedDetector({0: [("4s", 0.38, (100, 100))]})
+        pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+        pipe.feed({"type": "start", "players": ["Ada", "Ben"]})
+        out = run(pipe, det, 40, changing=changing)
+        flip_frames.append([c["frame"] for c in out if c["type"] == "flip"])
+    assert flip_frames[1] == [3]
+    # Still: looks on frames 0-2 (the change and its two settling frames), the fourth
+    # forced force_every frames after the last of them.
+    assert flip_frames[0] == [2 + MotionGate().force_every]

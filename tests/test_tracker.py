@@ -242,6 +242,60 @@ def test_the_top_card_under_a_wrong_slaps_hands_is_not_a_new_card():
     assert flips(ev) == [("3c", 55)]
 
 
+def test_a_won_pile_card_read_another_way_as_it_is_swept_away_is_not_a_new_card():
+    """A slap wins a 3c under a Jd; as the winner's hands sweep the pile, the 3c, turned
+    and half hidden, reads 3d a little from where it lay (seed 60): that is the 3c.
+    A 3d seen flying in meanwhile is played; so is one landing there after the won pile
+    has left view."""
+    pile = dets(("3c", 0.9, (672, 247)), ("Jd", 0.9, (779, 483)))
+    swept = dets(("3d", 0.69, (655, 262)))      # 23 px off; the 3c's box is 30 tall
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("3c", 0.9, (672, 247)))] * 3 + [pile] * 3)
+    tr.pile_won(6 / FPS)
+    ev = run(tr, [dets()] * 2 + [swept] * 8, start=6)
+    assert flips(ev) == [] and tr.order == []
+    flying = [dets(("3d", 0.9, (500 + 40 * i, 100 + 40 * i))) for i in range(4)]
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("3c", 0.9, (672, 247)))] * 3 + [pile] * 3)
+    tr.pile_won(6 / FPS)
+    ev = run(tr, flying + [swept] * 3, start=6)
+    assert flips(ev) == [("3d", 11)]
+    # Not confusable with the 3c or the Jd (another rank and suit): a card.
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("3c", 0.9, (672, 247)))] * 3 + [pile] * 3)
+    tr.pile_won(6 / FPS)
+    ev = run(tr, [dets(("8s", 0.9, (655, 262)))] * 3, start=6)
+    assert flips(ev) == [("8s", 7)]
+    # The won pile out of view for clear_after: a 3d there is a card played.
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [dets(("3c", 0.9, (672, 247)))] * 3 + [pile] * 3)
+    tr.pile_won(6 / FPS)
+    ev = run(tr, [dets()] * 25 + [swept] * 3, start=6)
+    assert [e.type for e in ev] == ["pile_cleared", "flip"] and flips(ev) == [("3d", 32)]
+
+
+def test_an_unsure_reading_counts_looks_the_detector_made_not_repeated_frames():
+    """A still picture: the gate repeats the last look on frame after frame. A 4s read
+    at 0.38 on three looks, on part of another card, and then repeated (seed 62) is
+    not a card; the same reading on four looks of a changing picture is one (the slow
+    path), and a sure card still confirms on a repeated look."""
+    unsure = dets(("4s", 0.38, (530, 230)))
+    tr = FlipTracker(frame_diag=1000)
+    ev = []
+    for i in range(9):
+        ev += tr.update(i, i / FPS, unsure, fresh=i < 3)
+    assert flips(ev) == []
+    tr = FlipTracker(frame_diag=1000)
+    ev = []
+    for i in range(9):
+        ev += tr.update(i, i / FPS, unsure, fresh=i % 2 == 0)
+    assert flips(ev) == [("4s", 6)]
+    tr = FlipTracker(frame_diag=1000)
+    ev = tr.update(0, 0.0, dets(("Qh", 0.9, (300, 300)))) + \
+        tr.update(1, 1 / FPS, dets(("Qh", 0.9, (300, 300))), fresh=False)
+    assert flips(ev) == [("Qh", 1)]
+
+
 def test_a_card_read_another_way_as_it_settles_is_not_a_new_card():
     """A 6s is called as it glides to rest; a look later, a few pixels on, both its
     corners read 5s and go on doing so (seed 902): that is the 6s. The same 5s first

@@ -229,7 +229,8 @@ class PileWatcher:
         landed = self.landing.update(thumb) if self.landing is not None else None
         if landed is not None:
             landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
-        if self.gate is None or self.gate.changed(thumb):
+        fresh = self.gate is None or self.gate.changed(thumb)
+        if fresh:
             # Kept outlines are read only while the region rests: read on a moving picture
             # they would make a card being swept away look still.
             resting = self.landing is not None and self.landing.resting
@@ -245,7 +246,7 @@ class PileWatcher:
             self.detections = found.offset(roi.x, roi.y)
             self.inferences += 1
         # A gated frame repeats the last detections: nothing in the region moved.
-        return self.tracker.update(frame.index, frame.t, self.detections)
+        return self.tracker.update(frame.index, frame.t, self.detections, fresh)
 
 
 def _named_outlines(found: Detections, most: int = NAMED_KEPT) -> list[np.ndarray]:

@@ -17,7 +17,11 @@ starts a new pile at once: the next card can land before the old pile is out
 of view, and a card of the old pile, once back in a hand, is a flip again. Under
 the hands that slapped it (won it, or slapped it wrongly: `hands_on`), the top
 card's index half hidden may read as another card: one seen on its corner, not
-flying in, is that card, not a flip.
+flying in, is that card, not a flip. So is a card the reader could take for one of a won
+pile's cards, near where that card lay, while the pile is swept away.
+
+An unsure card (the slow path) needs looks the detector made: a gated frame repeats the
+last look, and a misreading repeated over a still picture is not more sure for it.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from ..detector.detections import Detections
 class TrackerConfig:
     confirm_frames: int = 2        # consecutive sightings of a new card, at rest
     confirm_conf: float = 0.55     # ...each at least this confident
-    slow_frames: int = 4           # or this many sightings...
+    slow_frames: int = 4           # or this many looks the detector made (not gated)...
     slow_conf: float = 0.35        # ...at this mean confidence
     unclear_frames: int = 8        # a new card seen this long but never confident: "unclear"
     min_conf: float = 0.2          # below this a detection is ignored
@@ -59,6 +63,11 @@ class Candidate:
     confident: int = 0             # consecutive sightings above confirm_conf
     last_frame: int = -1
     unclear_said: bool = False
+    # Sightings on looks the detector made: a gated frame repeats the last look, and an
+    # unsure reading repeated over a still picture adds nothing (seed 62: a 4s read at
+    # 0.38 on part of a 10c on 3 looks, repeated on the gated frames after, was called).
+    fresh: int = 0
+    fresh_conf: float = 0.0
 
     @property
     def centres(self) -> np.ndarray:
@@ -131,6 +140,7 @@ class FlipTracker:
         self.ghost_order: list[str] = []
         self.aliases: dict[str, str] = {}           # misread identity -> the pile card it is
         self.leaving: dict[str, tuple[float, np.ndarray]] = {}  # won pile: card -> when, where
+        self.leaving_size: dict[str, float] = {}    # ...and how large its corner's box was
         self.leaving_said = False
         self.t = 0.0
         # The frame index of the previous look. Sightings count as consecutive by looks,
@@ -147,6 +157,7 @@ class FlipTracker:
         self.ghosts.clear()
         self.aliases.clear()
         self.leaving.clear()
+        self.leaving_size.clear()
         self.last_pile_seen = None
 
     def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
@@ -165,7 +176,7 @@ class FlipTracker:
             self.last_pile_seen = t
         for card in leaving:
             if card not in self.pile:
-                self.leaving[card] = (t, _centre(np.asarray(boxes.get(card, nowhere))))
+                self._leave(card, boxes.get(card, nowhere), t)
         if won:
             self.pile_won(t)
 
@@ -189,12 +200,19 @@ class FlipTracker:
         self.hands_on(math.inf)
         # A pile already out of view (its cards kept as ghosts) was said cleared.
         for n, b in list(self.pile.items()) + list(self.ghosts.items()):
-            self.leaving[n] = (t, _centre(b))
+            self._leave(n, b, t)
         self.ghosts.clear()
         self.pile.clear()
         self.order.clear()
         self.top_boxes = None
         self.last_pile_seen = None
+
+    def _leave(self, card: str, box, t: float) -> None:
+        """card is of a won pile, on its way out: last seen at t in box (NaN: unknown)."""
+        box = np.asarray(box, np.float64)
+        self.leaving[card] = (t, _centre(box))
+        self.leaving_size[card] = float(max(box[2] - box[0], box[3] - box[1])) \
+            if np.isfinite(box).all() else 0.0
 
     def hands_on(self, until: float) -> None:
         """Slapping hands lie on the top card (until `until`; a pile won: until the next
@@ -211,6 +229,20 @@ class FlipTracker:
                 not _confusable(card, self.slapped_top[0]):
             return False
         return _iou(boxes, self.slapped_top[1]).max() >= 0.5
+
+    def _swept_card(self, card: str, centres: np.ndarray) -> bool:
+        """Whether a card seen is a card of the won pile misread as it is swept away (the
+        hands turn its cards, half hide their indices: seed 60's 3c read 3d): one the
+        reader could take it for (_confusable), while that pile is still in view, within
+        one corner's size of where that card was last seen. A card played meanwhile is
+        seen flying in, and is judged apart."""
+        if self.leaving_said:
+            return False
+        for n, (when, where) in self.leaving.items():
+            if self.t - when < self.cfg.clear_after and _confusable(card, n) and \
+                    np.linalg.norm(centres - where, axis=1).min() <= self.leaving_size.get(n, 0.0):
+                return True
+        return False
 
     @property
     def top_spots(self) -> np.ndarray | None:
@@ -233,7 +265,10 @@ class FlipTracker:
     def top(self) -> str | None:
         return self.order[-1] if self.order else None
 
-    def update(self, frame: int, t: float, det: Detections) -> list[TrackEvent]:
+    def update(self, frame: int, t: float, det: Detections,
+               fresh: bool = True) -> list[TrackEvent]:
+        """One look: det, what the detector saw (fresh False: a gated frame repeating the
+        last look's detections, the picture unchanged)."""
         cfg = self.cfg
         self.t = t
         events: list[TrackEvent] = []
@@ -311,9 +346,11 @@ class FlipTracker:
                 continue        # a misread of a pile card that is in view right now
             cand = self.candidates.get(n)
             seen_at = np.stack(corners[n])
-            if self._on_slapped_top(n, seen_at) and not (cand and cand.flew):
-                # The top card, half hidden by the hands that slapped it, read as
-                # another card. (One seen flying in that landed there was played.)
+            if (self._on_slapped_top(n, seen_at) or self._swept_card(n, _centres(seen_at))) \
+                    and not (cand and cand.flew):
+                # The top card, half hidden by the hands that slapped it, or a card of
+                # a won pile being swept away, read as another card. (One seen flying
+                # in that landed there was played.)
                 self.candidates.pop(n, None)
                 continue
             centres = _centres(seen_at)
@@ -335,6 +372,8 @@ class FlipTracker:
                                  flew=moved or (cand is not None and cand.flew))
                 self.candidates[n] = cand
             cand.seen += 1
+            cand.fresh += fresh
+            cand.fresh_conf += c * fresh
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
@@ -344,7 +383,7 @@ class FlipTracker:
             del self.candidates[n]
         ready = [k for k in self.candidates.values()
                  if k.confident >= cfg.confirm_frames or
-                 (k.seen >= cfg.slow_frames and k.conf_sum / k.seen >= cfg.slow_conf)]
+                 (k.fresh >= cfg.slow_frames and k.fresh_conf / k.fresh >= cfg.slow_conf)]
         if ready:
             # One card lands at a time: the strongest wins, other identities on the
             # same spot are misreads of it (aliases) and are dropped.
