@@ -149,6 +149,21 @@ def test_a_card_pushed_squarely_onto_the_top_card_under_a_hand_is_a_flip():
     assert [c for c, _ in flips(ev)] == ["3d", "4s"]
 
 
+def test_a_card_landing_squarely_on_the_top_card_between_two_looks_is_a_flip():
+    """At 50 ms a look, a 4h's flight fell between looks: the look before saw none of
+    the pile (the card and hand passed over it), then the 4h lay exactly on the 10h of
+    its own suit (seed 1811). Something passed over the pile, so it is a card put there,
+    not the 10h misread; with the 10h seen on the look before, it would be the 10h."""
+    ten = dets(("10h", 0.96, (720, 409)), ("10h", 0.91, (536, 251)))
+    four = dets(("4h", 0.95, (721, 417)), ("4h", 0.94, (535, 250)))
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [ten] * 3 + [Detections.empty()] + [four] * 3)
+    assert flips(ev) == [("10h", 1), ("4h", 5)]
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [ten] * 3 + [four] * 3)
+    assert flips(ev) == [("10h", 1)]
+
+
 def test_a_new_card_with_one_corner_near_an_old_one_still_flips():
     tr = FlipTracker(frame_diag=1000)
     two = dets(("4s", 0.95, (400, 300)), ("4s", 0.95, (480, 460)))

@@ -129,6 +129,7 @@ class FlipTracker:
         self.pile: dict[str, np.ndarray] = {}       # card -> last box seen (frame pixels)
         self.top_boxes: np.ndarray | None = None    # the top card's corners' boxes, last seen
         self.top_seen: int | None = None            # ...in this frame number
+        self.pile_seen: int | None = None           # the last look that saw a pile card
         # The top card under slapping hands, its corners' boxes, and until when: its index
         # half hidden reads as another card (an 8d as a 3d, a 5c as a 3c).
         self.slapped_top: tuple[str, np.ndarray, float] | None = None
@@ -257,7 +258,15 @@ class FlipTracker:
         spots = self.top_spots
         if spots is None or len(spots) < 2 or len(centres) < 2:
             return False
-        near = self.cfg.still if self.top_seen == self.prev_frame else self.cfg.same_spot
+        if self.top_seen == self.prev_frame:
+            near = self.cfg.still
+        elif self.pile_seen == self.prev_frame:
+            near = self.cfg.same_spot
+        else:
+            # The look before saw none of the pile: something passed over it, and may
+            # have put a card there (seed 1811 at 50 ms a look: a 4h landed squarely on
+            # the 10h, its flight between two looks).
+            return False
         d = np.linalg.norm(centres[:, None] - spots[None], axis=2).min(1)
         return bool((d <= near * self.diag).all())
 
@@ -302,6 +311,7 @@ class FlipTracker:
             if n in self.pile:
                 self.pile[n] = b
                 seen_pile = True
+                self.pile_seen = frame
                 if n == self.top:
                     self.top_boxes, self.top_seen = np.stack(corners[n]), frame
         if seen_pile:
@@ -361,6 +371,7 @@ class FlipTracker:
                 # card is seen flying in first, even one that lands squarely on the last.
                 self.aliases[n] = self.top
                 self.top_boxes, self.top_seen = seen_at, frame
+                self.pile_seen = frame
                 self.last_pile_seen = t
                 continue
             # Moved: no corner seen now is where one of its corners was last frame.
@@ -391,6 +402,7 @@ class FlipTracker:
             self.pile[win.card] = win.box
             self.order.append(win.card)
             self.top_boxes, self.top_seen = win.boxes, frame
+            self.pile_seen = frame
             self.slapped_top = None
             self.last_pile_seen = t
             events.append(TrackEvent("flip", frame, t, card=win.card,
