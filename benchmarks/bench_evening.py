@@ -11,7 +11,9 @@ its first card as at a table.
 
 Long film (`--minutes`): frames per second of processing (decode, detector, tracker,
 referee; the rendering happens before) over the first and the last 5 minutes of video,
-the process's resident memory after the first minute and at the end, and flips P and R
+split into the detector's looks per frame (what the film shows), CPU ms per look and
+CPU ms per frame outside the detector (what drift would show in), the process's resident
+memory after the first minute and at the end, and flips P and R
 as bench_live scores them (a call matches a true flip of the same card from 3 frames
 before its rest frame to 1 s after).
 
