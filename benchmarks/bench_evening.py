@@ -12,10 +12,12 @@ its first card as at a table.
 Long film (`--minutes`): frames per second of processing (decode, detector, tracker,
 referee; the rendering happens before) over the first and the last 5 minutes of video,
 split into the detector's looks per frame (what the film shows), CPU ms per look and
-CPU ms per frame outside the detector (what drift would show in), the process's resident
-memory after the first minute and at the end, and flips P and R
-as bench_live scores them (a call matches a true flip of the same card from 3 frames
-before its rest frame to 1 s after).
+CPU ms per frame outside the detector (what drift would show in); then the same two
+windows replayed (the pipeline copied as it was when each began, each copy fed its 5
+minutes again, a minute of one then a minute of the other, so that a host whose speed
+wanders over minutes slows both alike); the process's resident memory after the first
+minute and at the end, and flips P and R as bench_live scores them (a call matches a
+true flip of the same card from 3 frames before its rest frame to 1 s after).
 
 Matches (`--match`): each hand's winner and the match's winner as called against the
 film's own referee, and flips P and R across hands.
@@ -24,6 +26,8 @@ film's own referee, and flips P and R across hands.
 from __future__ import annotations
 
 import argparse
+import copy
+import itertools
 import sys
 import tempfile
 import time
@@ -66,31 +70,80 @@ class Timed:
             self.calls += 1
 
 
-def watch_film(det, film: GameFilm, path: Path, probe=None):
-    """Film -> mp4 -> watch's loop. probe(frame) is called for every frame."""
+def answering(pipe, frames, truth):
+    """The frames, a pile the tracker lost sight of answered as the table would (who
+    took it, half a second after the referee asks)."""
+    collects = [x for x in truth if x["type"] == "collect"]
+    for f in frames:
+        if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
+            done = [c for c in collects if c["frame"] <= f.index]
+            if done:
+                pipe.answer(done[-1]["seat"], f.t)
+        yield f
+
+
+def watch_film(det, film: GameFilm, path: Path, probe=None, snap_at=None, keep=False):
+    """Film -> mp4 -> watch's loop. probe(frame) is called for every frame; snap_at(n):
+    given the film's length, the frames before which a copy of the whole pipeline is kept
+    (what it knew then), returned as {frame: (pipeline, MB of memory the copy took)};
+    keep: the mp4 is left for the caller to delete."""
     info = film.write(path, progress=True)
+    at = set(snap_at(FileSource(info["video"]).frames)) if snap_at else set()
     truth = film.timeline.truth
     calls: list[dict] = []
     pipe = make_pipeline(det, film.rules, film.players, calls.append,
                          stacks=truth[0]["stacks"])
     slaps = [x for x in truth if x["type"] == "slap"]
-    collects = [x for x in truth if x["type"] == "collect"]
+    snaps: dict[int, object] = {}
 
     def frames():
         for f in FileSource(info["video"]):
+            if f.index in at:
+                before = rss_mb()
+                snaps[f.index] = (snapshot(pipe), rss_mb() - before)
             if probe is not None:
                 probe(f)
-            # A pile the tracker lost sight of is answered as the table would.
-            if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
-                done = [c for c in collects if c["frame"] <= f.index]
-                if done:
-                    pipe.answer(done[-1]["seat"], f.t)
             yield f
 
-    stats = run_frames(pipe, frames(), slaps)
+    stats = run_frames(pipe, answering(pipe, frames(), truth), slaps)
     finish(pipe)
-    path.unlink()
-    return truth, calls, stats
+    if not keep:
+        path.unlink()
+    return truth, calls, stats, snaps
+
+
+def snapshot(pipe):
+    """A copy of the pipeline that goes on from where it is, sharing only what no frame
+    changes: the detector (its ONNX sessions) and the rules."""
+    det, rules = pipe.watcher.detector, pipe.game.rules
+    return copy.deepcopy(pipe, {id(det): det, id(rules): rules})
+
+
+def replay(snaps: dict, path: Path, truth: list[dict], window: int, chunk: int):
+    """Each snapshot fed the `window` frames it was taken before again, a `chunk` of
+    frames of one, then of the next, in turn: a host that is slower or faster for a
+    while (a shared machine) is so for all of them alike, so what differs is the
+    pipeline's own state. -> {start: (frames, CPU s, wall s, flips called)}."""
+    slaps = [x for x in truth if x["type"] == "slap"]
+    feeds = {}
+    for start, (pipe, _) in snaps.items():
+        said: list[dict] = []
+        pipe.on_output = said.append
+        it = iter(FileSource(str(path), start))
+        first = next(it)            # decodes the frames before it, outside the timing
+        feeds[start] = (pipe, answering(pipe, itertools.chain([first], it), truth), said)
+    took = {start: [0, 0.0, 0.0] for start in snaps}
+    for at in range(0, window, chunk):
+        for start, (pipe, frames, said) in feeds.items():
+            a = start + at
+            c0, w0 = time.process_time(), time.perf_counter()
+            stats = run_frames(pipe, itertools.islice(frames, min(chunk, window - at)),
+                               [x for x in slaps if a <= x["frame"] < a + chunk])
+            took[start][0] += stats.frames
+            took[start][1] += time.process_time() - c0
+            took[start][2] += time.perf_counter() - w0
+    return {start: (*took[start], sum(r.get("type") == "flip" for r in feeds[start][2]))
+            for start in snaps}
 
 
 def misses(truth: list[dict], calls: list[dict], fps: float) -> list[str]:
@@ -152,7 +205,10 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
             mark(f.index)
 
     t0 = time.perf_counter()
-    truth, calls, stats = watch_film(det, film, tmp / "long.mp4", probe)
+    last5 = int(5 * 60 * fps)
+    truth, calls, stats, snaps = watch_film(det, film, tmp / "long.mp4", probe,
+                                            snap_at=lambda n: (0, max(n - last5, 0)),
+                                            keep=True)
     mark(stats.frames)
     s = score(truth, calls, fps)
     window = int(5 * 60 * fps / (30 * fps))          # marks in 5 minutes
@@ -181,9 +237,28 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     print("  first vs last 5 min: detector looks per frame {:.2f} -> {:.2f}; CPU ms per look "
           "{:.1f} -> {:.1f}; CPU ms per frame outside the detector {:.1f} -> {:.1f}".format(
               *(v for pair in zip(*split) for v in pair)))
-    rss = [m[3] for m in marks]
+    # Drift told apart from the host: the pipeline as it was at the start and as it was 5
+    # minutes before the end, each fed its 5 minutes again, a minute of one then a minute
+    # of the other (the host's speed wanders by 15 % over minutes here: the same film's
+    # first 5 minutes ran at 44.4 CPU frames/s in session 22, 36.2 in session 24).
+    done = replay(snaps, tmp / "long.mp4", truth, last5, int(60 * fps))
+    (tmp / "long.mp4").unlink()
+    (fa, ca, wa, na), (fb, cb, wb, nb) = (done[k] for k in sorted(done))
+    def called(a, b):
+        return sum(1 for c in calls if c.get("type") == "flip" and a <= c["frame"] < b)
+    n = stats.frames
+    print(f"replayed, a minute of each in turn: CPU frames/s first 5 min {fa / ca:.1f}, "
+          f"last 5 min {fb / cb:.1f} ({(fb / cb - fa / ca) / (fa / ca) * 100:+.1f} %); wall "
+          f"{fa / wa:.1f} -> {fb / wb:.1f} ({(fb / wb - fa / wa) / (fa / wa) * 100:+.1f} %); "
+          f"flips called {na} and {nb} (the run itself: {called(0, last5)} and "
+          f"{called(n - last5, n)})")
+    # The copy kept for the replay at the last 5 minutes' start is counted out of the
+    # memory figures from then on.
+    kept_at, kept_mb = max((at, mb) for at, (_, mb) in snaps.items())
+    rss = [m[3] - (kept_mb if m[0] >= kept_at else 0.0) for m in marks]
     print(f"resident memory: after 1 min {rss[min(2, len(rss) - 1)]:.1f} MB, at the end "
-          f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB), peak {max(rss):.1f}")
+          f"{rss[-1]:.1f} MB ({rss[-1] - rss[min(2, len(rss) - 1)]:+.1f} MB; the replay's "
+          f"copy of the pipeline, {kept_mb:.1f} MB, counted out), peak {max(rss):.1f}")
     for miss in misses(truth, calls, fps):
         print(f"  {miss}")
     p, r = precision_recall(s)
@@ -204,7 +279,7 @@ def matches(det, games: int, first_seed: int, tmp: Path) -> None:
         players = NAMES[: 2 + seed % 2]
         rules = PRESETS["challenge" if seed % 2 else "base"]
         film = GameFilm(rules, players, seed, hands=3)
-        truth, calls, stats = watch_film(det, film, tmp / f"m{seed}.mp4")
+        truth, calls, stats, _ = watch_film(det, film, tmp / f"m{seed}.mp4")
         s = score(truth, calls, film.fps)
         tot["settling"] += score(truth, calls, film.fps, early=10)["matched"]
         hands, said = winners(film.timeline.log, "hand_over"), winners(calls, "hand_over")
