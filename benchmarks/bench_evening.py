@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_live import NAMES, precision_recall, score
+from bench_live import NAMES, answering, precision_recall, score
 
 from companion.detector.model import load_detector
 from companion.engine import PRESETS
@@ -68,18 +68,6 @@ class Timed:
         finally:
             self.cpu += time.process_time() - t0
             self.calls += 1
-
-
-def answering(pipe, frames, truth):
-    """The frames, a pile the tracker lost sight of answered as the table would (who
-    took it, half a second after the referee asks)."""
-    collects = [x for x in truth if x["type"] == "collect"]
-    for f in frames:
-        if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
-            done = [c for c in collects if c["frame"] <= f.index]
-            if done:
-                pipe.answer(done[-1]["seat"], f.t)
-        yield f
 
 
 def watch_film(det, film: GameFilm, path: Path, probe=None, snap_at=None, keep=False):

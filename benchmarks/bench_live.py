@@ -92,6 +92,19 @@ def varied_seats(n: int, seed: int) -> list[float]:
     return [(turn + k * gap + r.uniform(-gap / 4, gap / 4)) % 360 for k in range(n)]
 
 
+def answering(pipe, frames, truth):
+    """The frames, the table answering "who took the pile?" half a second after the
+    referee asks, with the truth (with slaps from the truth too: a pile the tracker lost
+    sight of is asked about)."""
+    collects = [x for x in truth if x["type"] == "collect"]
+    for f in frames:
+        if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
+            done = [c for c in collects if c["frame"] <= f.index]
+            if done:
+                pipe.answer(done[-1]["seat"], f.t)
+        yield f
+
+
 def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
              finder=None, realtime: bool = False, no_pad: bool = False):
     players = NAMES[: 2 + seed % 3]
@@ -119,20 +132,8 @@ def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photo
     pipe = LivePipeline(det, Game(rules), gate=gate, on_output=output, hands=hands)
     pipe.feed({"type": "start", "players": players, "stacks": truth[0]["stacks"]})
     slaps = [] if no_pad else [x for x in truth if x["type"] == "slap"]
-    collects = [x for x in truth if x["type"] == "collect"]
-
-    def answered(frames):
-        """The table answers "who took the pile?" half a second later, with the truth
-        (with slaps from the truth too: a pile the tracker lost sight of is asked about)."""
-        for f in frames:
-            if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
-                done = [c for c in collects if c["frame"] <= f.index]
-                if done:
-                    pipe.answer(done[-1]["seat"], f.t)
-            yield f
-
     try:
-        stats = run_frames(pipe, answered(source), slaps)
+        stats = run_frames(pipe, answering(pipe, source, truth), slaps)
     finally:
         if realtime:
             source.stop()
