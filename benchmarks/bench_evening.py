@@ -82,7 +82,7 @@ def watch_film(det, film: GameFilm, path: Path, probe=None, snap_at=None, keep=F
     pipe = make_pipeline(det, film.rules, film.players, calls.append,
                          stacks=truth[0]["stacks"])
     slaps = [x for x in truth if x["type"] == "slap"]
-    snaps: dict[int, object] = {}
+    snaps: dict[int, tuple] = {}
 
     def frames():
         for f in FileSource(info["video"]):
@@ -122,7 +122,7 @@ def replay(snaps: dict, path: Path, truth: list[dict], window: int, chunk: int):
         feeds[start] = (pipe, answering(pipe, itertools.chain([first], it), truth), said)
     took = {start: [0, 0.0, 0.0] for start in snaps}
     for at in range(0, window, chunk):
-        for start, (pipe, frames, said) in feeds.items():
+        for start, (pipe, frames, _) in feeds.items():
             a = start + at
             c0, w0 = time.process_time(), time.perf_counter()
             stats = run_frames(pipe, itertools.islice(frames, min(chunk, window - at)),
@@ -232,6 +232,7 @@ def long_run(det, minutes: float, seed: int, tmp: Path) -> None:
     done = replay(snaps, tmp / "long.mp4", truth, last5, int(60 * fps))
     (tmp / "long.mp4").unlink()
     (fa, ca, wa, na), (fb, cb, wb, nb) = (done[k] for k in sorted(done))
+
     def called(a, b):
         return sum(1 for c in calls if c.get("type") == "flip" and a <= c["frame"] < b)
     n = stats.frames
