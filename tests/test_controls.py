@@ -64,6 +64,15 @@ def test_seat_keys_slap_and_answer_and_d_deals_the_next_hand():
     pipe.feed({"type": "flip", "card": "2c", "t": 2.1})  # held while the table is asked
     keys.key("1", pipe, 2.5)                             # Ada took it
     assert pipe.asking is None and pipe.game.top_cards(1) == ["2c"]
+    assert keys.key("0", pipe, 2.6) is None              # nothing asked: 0 is no key
+    assert pipe.game.pile_count == 1
+    pipe.asking = {"type": "ask", "question": "pile_taken", "t": 3.0}
+    pipe.feed({"type": "flip", "card": "2h", "t": 3.1})  # held
+    assert keys.key("0", pipe, 3.5) == "done"            # nobody took it: still there
+    answers = [a for a in said if a["type"] == "answer"]
+    assert pipe.asking is None and answers[-1]["seat"] is None
+    assert pipe.game.top_cards(2) == ["2c", "2h"]        # the held card went on that pile
+    assert "pattern" in [a["type"] for a in said[-3:]]   # a pair, on the pile not taken
 
 
 def test_each_question_is_answered_in_words():

@@ -436,6 +436,33 @@ def test_a_covered_pile_that_comes_back_was_not_taken():
     assert answer["seat"] is None and pipe.asking is None and pipe.game.pile_count == 1
 
 
+def test_a_pile_covered_until_the_next_card_landed_on_it_was_not_taken_when_the_table_says_so():
+    """A hand held over the pile until the next card landed on it: the pile never showed
+    again, so the referee asks who took it. The table answers "nobody" (key 0, the page's
+    button): the pile is the same pile, the held card goes on it (a pair here), and the
+    tracker knows both cards, so neither is read as a new flip."""
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))], 12: [],
+                            50: [("7s", 0.9, (104, 104))]})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = run(pipe, det, 60)
+    assert [c["type"] for c in out].count("ask") == 1
+    assert [c["card"] for c in out if c["type"] == "flip"] == ["7h"]     # the 7s is held
+    answered = pipe.answer(None, 2.0)
+    assert answered[0]["type"] == "answer" and answered[0]["seat"] is None
+    assert not [c for c in answered if c["type"] in ("award", "rejected")]
+    assert [c["card"] for c in answered if c["type"] == "flip"] == ["7s"]
+    assert any(c["type"] == "pattern" for c in answered)                # the pair is on
+    assert pipe.game.pile_count == 2 and pipe.tracker.order == ["7h", "7s"]
+    det.script[60] = [("7s", 0.9, (104, 104)), ("7h", 0.6, (96, 96))]  # its corner shows
+    later = []
+    for f in frames(90):
+        if f.index >= 60:
+            det.frame = f.index
+            later += pipe.process(f)
+    assert not [c for c in later if c["type"] in ("flip", "ask", "rejected")]
+
+
 def test_the_next_deal_starts_the_next_hand_and_the_score_is_said():
     """After a hand ends the table deals again and flips: the referee starts the next
     hand itself (the deal one seat on, everyone back in) instead of refusing the card,

@@ -119,9 +119,12 @@ def test_the_page_asks_who_took_the_pile_and_its_buttons_answer(browser):
                                                      "cards": 1}))
         page.wait_for_selector("#question button", timeout=5000)
         assert page.inner_text("#asked") == "Pile taken: who won it?"
-        assert page.locator("#choices button").all_inner_texts() == players
+        assert page.locator("#choices button").all_inner_texts() == [
+            *players, "Nobody: it is still there"]
         page.click("#choices button:has-text('Ben')")
         assert hub.answers.get(timeout=5) == 1
+        page.click("#choices button:has-text('Nobody')")
+        assert hub.answers.get(timeout=5) is None
         hub.publish_state(page_state(game))
         page.wait_for_function("document.getElementById('question').hidden", timeout=5000)
         # A bad answer is one clear error, not a crash.

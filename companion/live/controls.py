@@ -2,6 +2,7 @@
 SSH too) and the table page's buttons.
 
     1-9        that seat slaps (when the referee asks who took a pile: that seat did)
+    0          (when asked who took a pile) nobody: it is still there
     u          the last slap never happened          n   the last flip was no card
     c + card   the last flip was that card (c6h)     g + seat key   the last pile was theirs
     d          deal the next hand now (the hand is over)
@@ -23,10 +24,11 @@ from ..engine import Game, parse_card
 
 QUESTIONS = {"t": "turn", "p": "pile", "k": "cards", "l": "chances", "s": "score"}
 
-HELP = ("1-9: that seat slaps (or took the pile, when asked); u: the last slap never "
-        "happened; n: the last flip was no card; c then a card (c6h): the last flip was that "
-        "card; g then a seat key: the last pile was theirs; d: deal the next hand; t: whose "
-        "turn; p: the pile; k: cards each; l: chances left; s: the score; q: quit")
+HELP = ("1-9: that seat slaps (or took the pile, when asked); 0: nobody took it; u: the "
+        "last slap never happened; n: the last flip was no card; c then a card (c6h): the "
+        "last flip was that card; g then a seat key: the last pile was theirs; d: deal the "
+        "next hand; t: whose turn; p: the pile; k: cards each; l: chances left; s: the "
+        "score; q: quit")
 
 
 def reply(game: Game, question: str, t: float | None = None) -> dict:
@@ -77,6 +79,8 @@ class TableKeys:
                 pipeline.answer(seat, t)
             else:
                 pipeline.slap([seat], t)
+        elif ch == "0" and pipeline.asking is not None:
+            pipeline.answer(None, t)                # nobody took it: it is still there
         elif ch == "u":
             pipeline.correct("slap", t=t)
         elif ch == "n":

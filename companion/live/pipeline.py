@@ -470,15 +470,20 @@ class LivePipeline:
                 out += self._answered(None, frame.t, frame.index)
         return out
 
-    def answer(self, seat: int, t: float) -> list[dict]:
-        """The table's answer to "pile taken: who won it?": seat took the pile. The
-        referee gives it them, and what was held meanwhile is fed in order."""
+    def answer(self, seat: int | None, t: float) -> list[dict]:
+        """The table's answer to "pile taken: who won it?": seat took the pile, and the
+        referee gives it them; None: nobody did (a hand held over it, and the next card
+        landed on it before it showed again), so it is the pile still, under any card
+        played since. Then what was held meanwhile is fed in order."""
         if self.asking is None:
             return []
+        if seat is None and self.tracker is not None:
+            self.tracker.not_taken(t)
         return self._answered(seat, t, self.watcher.frame_index)
 
     def _answered(self, seat: int | None, t: float, frame: int) -> list[dict]:
-        """seat None: the pile came back into view (a hand had covered it)."""
+        """seat None: the pile was not taken (it came back into view, or the table
+        said so)."""
         self.asking = None
         out = [self.announce({"type": "answer", "question": "pile_taken", "seat": seat,
                               "t": t}, frame)]

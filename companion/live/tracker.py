@@ -139,6 +139,9 @@ class FlipTracker:
         self.ghosts: dict[str, np.ndarray] = {}
         self.ghost_until = 0.0
         self.ghost_order: list[str] = []
+        # The last pile said cleared while the table had not said who took it: put back
+        # under what was played since if the table says it was never taken.
+        self.cleared: tuple[dict[str, np.ndarray], list[str]] | None = None
         self.aliases: dict[str, str] = {}           # misread identity -> the pile card it is
         self.leaving: dict[str, tuple[float, np.ndarray]] = {}  # won pile: card -> when, where
         self.leaving_size: dict[str, float] = {}    # ...and how large its corner's box was
@@ -156,6 +159,7 @@ class FlipTracker:
         self.slapped_top = None
         self.candidates.clear()
         self.ghosts.clear()
+        self.cleared = None
         self.aliases.clear()
         self.leaving.clear()
         self.leaving_size.clear()
@@ -203,10 +207,27 @@ class FlipTracker:
         for n, b in list(self.pile.items()) + list(self.ghosts.items()):
             self._leave(n, b, t)
         self.ghosts.clear()
+        self.cleared = None
         self.pile.clear()
         self.order.clear()
         self.top_boxes = None
         self.last_pile_seen = None
+
+    def not_taken(self, t: float | None = None) -> None:
+        """The table says the pile last said cleared was never taken (a hand held over
+        it, and the next card landed on it before it showed again): its cards are the
+        pile again, under any played since."""
+        if self.cleared is None:
+            return
+        pile, order = self.cleared
+        since = [c for c in self.order if c not in pile]
+        self.cleared = None
+        self.ghosts = {}
+        self.order = order + since
+        self.pile = {**pile, **self.pile}
+        if not since:
+            self.top_boxes = None       # the old top card: where it lies is learnt when seen
+        self.last_pile_seen = self.t if t is None else t
 
     def _leave(self, card: str, box, t: float) -> None:
         """card is of a won pile, on its way out: last seen at t in box (NaN: unknown)."""
@@ -302,6 +323,7 @@ class FlipTracker:
                 self.order = self.ghost_order + [c for c in self.order if c not in self.ghosts]
                 self.top_boxes = None     # where the top card is: known when next seen
                 self.ghosts = {}
+                self.cleared = None
                 self.last_pile_seen = t
                 events.append(TrackEvent("pile_restored", frame, t, card=back[0]))
         elif self.ghosts:
@@ -321,6 +343,7 @@ class FlipTracker:
             self.ghosts = dict(self.pile)
             self.ghost_order = list(self.order)
             self.ghost_until = t + cfg.ghost_grace
+            self.cleared = (dict(self.pile), list(self.order))
             self.pile.clear()
             self.order.clear()
             self.top_boxes = None

@@ -173,13 +173,14 @@ def create_app(hub: Hub):
         return Response(status_code=204)
 
     async def answer(request: Request):
-        """POST {"seat": N}: who took the pile, as the page's buttons say."""
+        """POST {"seat": N}: who took the pile, as the page's buttons say ({"seat": null}:
+        nobody, it is still there)."""
         try:
             body = await request.json()
             seat = body["seat"]
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"error": 'expected JSON {"seat": N}'}, status_code=400)
-        if type(seat) is not int or not 0 <= seat < len(hub.players):
+        if seat is not None and (type(seat) is not int or not 0 <= seat < len(hub.players)):
             return JSONResponse({"error": f"seat {seat!r}: not a seat at this table"},
                                 status_code=400)
         hub.answers.put(seat)
