@@ -391,3 +391,29 @@ def test_a_flip_says_when_its_card_first_rested():
     ev = _looks(FlipTracker(frame_diag=1000), frames, range(0, len(frames), 2))
     flip = next(e for e in ev if e.type == "flip")
     assert flip.rest_frame == 4 and flip.rest_t == 4 / FPS    # first look at rest (frame 3 dropped)
+
+
+def test_a_resting_card_named_by_one_end_then_the_other_is_one_card_at_rest():
+    """Which end of a resting card names it can change from look to look (a hand coming
+    near, the light): its corners are a card's length apart, but its outline has not
+    moved, so the sightings add up. Without outlines each look would start afresh."""
+    card = np.float32([[250, 250], [470, 250], [470, 530], [250, 530]])    # its outline
+    ends = [(300, 300), (420, 480)]
+
+    def look(i, with_outline=True):
+        d = dets(("5c", 0.45 if i % 2 else 0.5, ends[i % 2]))
+        if with_outline:
+            d.outline = card[None].copy()
+        return d
+
+    tr = FlipTracker(frame_diag=1000)
+    assert flips(run(tr, [look(i) for i in range(6)])) == [("5c", 3)]       # the slow path
+    tr = FlipTracker(frame_diag=1000)
+    assert flips(run(tr, [look(i, with_outline=False) for i in range(6)])) == []
+    # A card that truly moved (its outline too) is counted afresh.
+    tr = FlipTracker(frame_diag=1000)
+    moving = [look(i) for i in range(6)]
+    for i, d in enumerate(moving):
+        d.outline = d.outline + np.float32([60 * i, 0])
+        d.xyxy = d.xyxy + np.float32([60 * i, 0, 60 * i, 0])
+    assert flips(run(tr, moving)) == []

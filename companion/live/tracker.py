@@ -68,6 +68,7 @@ class Candidate:
     # 0.38 on part of a 10c on 3 looks, repeated on the gated frames after, was called).
     fresh: int = 0
     fresh_conf: float = 0.0
+    middles: np.ndarray | None = None   # (k, 2): its outlines' middles, where known
 
     @property
     def centres(self) -> np.ndarray:
@@ -306,15 +307,20 @@ class FlipTracker:
         names = [n for n, k in zip(det.names, keep) if k]
         boxes = det.xyxy[keep]
         confs = det.confidence[keep]
+        outlines = None if det.outline is None else det.outline[keep]
         # The best sighting of each identity this frame (a card may show two corners),
         # and where all its corners are: which corner reads best can change from frame
-        # to frame, and that is not the card moving.
+        # to frame, and that is not the card moving. Where the detector knows the card's
+        # outline, where its middle is too (one end named it a look ago, the other now).
         best: dict[str, tuple[float, np.ndarray]] = {}
         corners: dict[str, list[np.ndarray]] = {}
-        for n, b, c in zip(names, boxes, confs):
+        middles: dict[str, list[np.ndarray]] = {}
+        for i, (n, b, c) in enumerate(zip(names, boxes, confs)):
             if n not in best or c > best[n][0]:
                 best[n] = (float(c), b)
             corners.setdefault(n, []).append(b)
+            if outlines is not None:
+                middles.setdefault(n, []).append(outlines[i].mean(0))
         # Old pile back within the grace period: it was covered, not picked up.
         if self.ghosts and t <= self.ghost_until:
             back = [n for n in best if n in self.ghosts]
@@ -397,9 +403,16 @@ class FlipTracker:
                 self.pile_seen = frame
                 self.last_pile_seen = t
                 continue
-            # Moved: no corner seen now is where one of its corners was last frame.
+            # Moved: no corner seen now is where one of its corners was last frame, nor
+            # is the card's middle where it was (game 1834: a resting 5c named by one end
+            # on one look and by the other on the next, read 0.88, 0.41, 0.88, 0.48, was
+            # counted afresh on each look and never called between frames dropped).
+            middle = np.stack(middles[n]) if n in middles else None
+            near = cfg.still * self.diag
             moved = cand is not None and np.linalg.norm(
-                centres[:, None] - cand.centres[None], axis=2).min() > cfg.still * self.diag
+                centres[:, None] - cand.centres[None], axis=2).min() > near and not (
+                middle is not None and cand.middles is not None and np.linalg.norm(
+                    middle[:, None] - cand.middles[None], axis=2).min() <= near)
             if cand is None or cand.last_frame != self.prev_frame or moved:
                 # Not seen on the previous look, or it moved: start counting again.
                 cand = Candidate(n, frame, t, seen_at, b,
@@ -411,7 +424,7 @@ class FlipTracker:
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
-            cand.boxes, cand.box = seen_at, b
+            cand.boxes, cand.box, cand.middles = seen_at, b, middle
         # Forget candidates that vanished.
         for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
             del self.candidates[n]
