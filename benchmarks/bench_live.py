@@ -96,16 +96,18 @@ def answering(pipe, frames, truth):
     """The frames, the table answering "who took the pile?" half a second after the
     referee asks, with the truth (with slaps from the truth too: a pile the tracker lost
     sight of is asked about): the seat that picked the pile up after the last card that
-    came to rest before the question, or nobody (a hand held over the pile, and the next
-    card landed on it before it showed again). Until session 25 it named whoever had
-    last picked up a pile, even one taken before that card: no table would."""
+    came to rest before the referee lost sight of the pile (the tracker's clear_after
+    before the question: a card dealt quickly after a pick-up can rest before it is
+    asked), or nobody (a hand held over the pile, and the next card landed on it before
+    it showed again). Until session 25 it named whoever had last picked up a pile, even
+    one taken before that card: no table would."""
     collects = [x for x in truth if x["type"] == "collect"]
     rests = [x["frame"] for x in truth if x["type"] == "flip"]
     fps = truth[0]["fps"]
     for f in frames:
         if pipe.asking is not None and f.t - pipe.asking["t"] >= 0.5:
-            asked = round(pipe.asking["t"] * fps)
-            last = max((r for r in rests if r <= asked), default=-1)
+            lost = round((pipe.asking["t"] - pipe.tracker.cfg.clear_after) * fps)
+            last = max((r for r in rests if r <= lost), default=-1)
             done = [c for c in collects if last < c["frame"] <= f.index]
             pipe.answer(done[-1]["seat"] if done else None, f.t)
         yield f
