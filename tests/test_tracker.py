@@ -257,6 +257,24 @@ def test_the_top_card_under_a_wrong_slaps_hands_is_not_a_new_card():
     assert flips(ev) == [("3c", 55)]
 
 
+def test_the_won_top_card_under_the_winners_hands_read_as_any_card_is_not_a_new_card():
+    """A slap wins the pile; the winner's hands lie over its 5c and its corner, half
+    hidden, reads 3s (another rank and suit; valid-face game 212): the 5c, while the won
+    pile is in view. A 3s seen flying in meanwhile is played."""
+    five = dets(("5c", 0.9, (730, 378)), ("5c", 0.8, (497, 361)))
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [five] * 5)
+    tr.pile_won(5 / FPS)
+    ev = run(tr, [dets(("3s", 0.62, (727, 375)))] * 12, start=5)
+    assert flips(ev) == [] and tr.order == []
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [five] * 5)
+    tr.pile_won(5 / FPS)
+    flying = [dets(("3s", 0.9, (500 + 60 * i, 100 + 70 * i))) for i in range(4)]
+    ev = run(tr, flying + [dets(("3s", 0.9, (727, 375)))] * 3, start=5)
+    assert flips(ev) == [("3s", 10)]
+
+
 def test_a_won_pile_card_read_another_way_as_it_is_swept_away_is_not_a_new_card():
     """A slap wins a 3c under a Jd; as the winner's hands sweep the pile, the 3c, turned
     and half hidden, reads 3d a little from where it lay (seed 60): that is the 3c.
