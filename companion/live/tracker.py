@@ -131,9 +131,9 @@ class FlipTracker:
         self.top_boxes: np.ndarray | None = None    # the top card's corners' boxes, last seen
         self.top_seen: int | None = None            # ...in this frame number
         self.pile_seen: int | None = None           # the last look that saw a pile card
-        # The top card under slapping hands, its corners' boxes, and until when: its index
-        # half hidden reads as another card (an 8d as a 3d, a 5c as a 3c).
-        self.slapped_top: tuple[str, np.ndarray, float] | None = None
+        # Where the top card under slapping hands lies (its corners' boxes), and until
+        # when: its index half hidden reads as another card (an 8d as a 3d, a 5c as a 3s).
+        self.slapped_top: tuple[np.ndarray, float] | None = None
         self.order: list[str] = []                  # flips in order
         self.candidates: dict[str, Candidate] = {}
         self.last_pile_seen: float | None = None
@@ -240,18 +240,18 @@ class FlipTracker:
     def hands_on(self, until: float) -> None:
         """Slapping hands lie on the top card (until `until`; a pile won: until the next
         card): its index half hidden may read as another card."""
-        self.slapped_top = (self.top, self.top_boxes, until) \
+        self.slapped_top = (self.top_boxes, until) \
             if self.top and self.top_boxes is not None else None
 
-    def _on_slapped_top(self, card: str, boxes: np.ndarray) -> bool:
+    def _on_slapped_top(self, boxes: np.ndarray) -> bool:
         """Whether a card seen is the slapped top card misread: any card on one of its
         corners (boxes overlapping by half). One corner is enough here, unlike elsewhere
         on the pile: the hands hide the other, and a card played meanwhile is seen flying
         in. Any card, not only one the reader could take it for (_confusable): under the
         winner's hands a 5c's half-hidden index read 3s at 0.59-0.62 (valid-face game 212)."""
-        if self.slapped_top is None or self.t > self.slapped_top[2]:
+        if self.slapped_top is None or self.t > self.slapped_top[1]:
             return False
-        return _iou(boxes, self.slapped_top[1]).max() >= 0.5
+        return _iou(boxes, self.slapped_top[0]).max() >= 0.5
 
     def _swept_card(self, card: str, centres: np.ndarray) -> bool:
         """Whether a card seen is a card of the won pile misread as it is swept away (the
@@ -385,7 +385,7 @@ class FlipTracker:
                 continue        # a misread of a pile card that is in view right now
             cand = self.candidates.get(n)
             seen_at = np.stack(corners[n])
-            if (self._on_slapped_top(n, seen_at) or self._swept_card(n, _centres(seen_at))) \
+            if (self._on_slapped_top(seen_at) or self._swept_card(n, _centres(seen_at))) \
                     and not (cand and cand.flew):
                 # The top card, half hidden by the hands that slapped it, or a card of
                 # a won pile being swept away, read as another card. (One seen flying
