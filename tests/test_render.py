@@ -144,15 +144,19 @@ def test_game_film_truth_is_a_legal_game_the_engine_agrees_with(tmp_path):
     lines = [json.loads(x) for x in open(info["truth"])]
     assert lines == truth
     # Cut to length, the truth holds only what the film shows: every flip rests for the
-    # last END_REST seconds at least, every slap lands before the end.
+    # last END_REST seconds at least, and every slap lands that long before the end.
     from companion.render.video import END_REST
     for x in truth[1:]:
         t = x.get("t", 0)
-        assert t <= 25 - (END_REST if x["type"] == "flip" else 0), x
+        assert t <= 25 - (END_REST if x["type"] in ("flip", "slap") else 0), x
     assert max(x["frame"] for x in flips) < n
     # A game whose next flip would land just after the cut (it used to be listed at 20.6 s).
     cut = GameFilm(PRESETS["challenge"], ["Ada", "Ben", "Cho", "Dan"][:3], seed=1, seconds=20)
     assert max(x["t"] for x in cut.timeline.truth if x["type"] == "flip") <= 20 - END_REST
+    # ...and one whose last slap landed at 19.95 s, a frame before the cut (no referee
+    # could have judged it).
+    cut = GameFilm(PRESETS["challenge"], ["Ada", "Ben", "Cho"], seed=1905, seconds=20)
+    assert max(x["t"] for x in cut.timeline.truth if x["type"] == "slap") <= 20 - END_REST
 
 
 def test_a_photo_deck_films_its_own_faces(tmp_path):

@@ -43,6 +43,8 @@ FLIP_IN = 0.22        # seconds a card is in flight before it rests
 HAND_IN, HAND_STAY, HAND_OUT = 0.12, 0.35, 0.15
 SWEEP = 0.3           # seconds for a won pile to leave
 END_REST = 0.3        # a film cut to length ends at least this long after the last flip rests
+                      # or the last slap lands (a slap in its last frames cannot be judged:
+                      # no-pad seeds 1905 and 1911 ended 1-3 frames after a hand landed)
 
 
 def _cls_of(name: str) -> int:
@@ -250,7 +252,7 @@ class GameFilm:
                     tl.arms.append(self._deal_arm(flip["seat"], t_rest))
             elif kind == "slap":
                 t_land = max(now + min(gap, 0.6), last_rest + 0.12)
-                if seconds is not None and t_land > seconds:
+                if seconds is not None and t_land > seconds - END_REST:
                     break
                 seats = event["seats"]
                 legal = bool(awards)
