@@ -54,6 +54,22 @@ def test_flips_reach_the_engine_and_slaps_take_the_pile(tmp_path):
     assert calls[-len(out):] == out
 
 
+def test_a_slap_on_a_card_seen_once_before_the_hands_is_judged_on_that_card():
+    """A 7s seen at rest on one look, surely, then hidden by the slapping hands (no-pad
+    game 1919's 8d): the slap settles it, so the pair is there and the slap wins."""
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))],
+                            12: [("7h", 0.9, (100, 100)), ("7s", 0.93, (110, 110))],
+                            13: []})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = run(pipe, det, 20, slaps={14: [[1, 0]]})
+    assert [(c["card"], c["rest_frame"]) for c in out if c["type"] == "flip"] == \
+        [("7h", 5), ("7s", 12)]
+    award = next(c for c in out if c["type"] in ("award", "wrong_slap"))
+    assert award["type"] == "award" and award["seat"] == 1
+    assert award["evidence"]["top"] == ["7h", "7s"]
+
+
 def test_motion_gate_skips_unchanged_frames():
     det = ScriptedDetector({0: [("Kc", 0.9, (50, 50))]})
     pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))

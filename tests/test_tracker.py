@@ -435,3 +435,41 @@ def test_a_resting_card_named_by_one_end_then_the_other_is_one_card_at_rest():
         d.outline = d.outline + np.float32([60 * i, 0])
         d.xyxy = d.xyxy + np.float32([60 * i, 0, 60 * i, 0])
     assert flips(run(tr, moving)) == []
+
+
+def test_a_slap_settles_the_card_it_lands_on_before_it_was_seen_enough():
+    """Game 1860: a Qd read 0.45-0.46 on three looks, with a look missing between, and
+    then the slapping hands hid it. Without the slap it is never called; the slap's hands
+    landing settles it (and it is the card the slap is judged on)."""
+    seq = [dets(("Qh", 0.9, (300, 300)))] * 3
+    seq += [dets(("Qh", 0.9, (300, 300)), ("Qd", 0.45, (320, 310))),
+            dets(("Qh", 0.9, (300, 300)), ("Qd", 0.46, (320, 310))),
+            dets(("Qh", 0.9, (300, 300))),
+            dets(("Qh", 0.9, (300, 300)), ("Qd", 0.45, (320, 310))),
+            dets(), dets()]                       # the hands cover the pile
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, seq)
+    assert flips(ev) == [("Qh", 1)]               # not enough to call on its own
+    settled = tr.settle(landed=8 / FPS)
+    assert [(e.card, e.rest_frame) for e in settled] == [("Qd", 6)] and tr.top == "Qd"
+    assert tr.settle(landed=8 / FPS) == []        # once
+
+
+def test_a_slap_settles_one_sure_look_but_not_a_faint_one_or_one_after_the_hands():
+    base = [dets(("5c", 0.9, (300, 300)))] * 3
+    # One sure look a frame before the hands (no-pad game 1919's 8d at 0.95): settled.
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, base + [dets(("5c", 0.9, (300, 300)), ("8d", 0.95, (320, 310))), dets()])
+    assert [e.card for e in tr.settle(landed=4.5 / FPS)] == ["8d"]
+    # One faint look: nothing (card unclear, as without a slap).
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, base + [dets(("5c", 0.9, (300, 300)), ("8d", 0.5, (320, 310))), dets()])
+    assert tr.settle(landed=4.5 / FPS) == []
+    # A card first seen well after the hands landed is no card they slapped.
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, base + [dets(), dets(), dets(), dets(("5c", 0.9, (300, 300)), ("8d", 0.95, (320, 310)))])
+    assert tr.settle(landed=3 / FPS) == []
+    # ...nor one last seen long before.
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, base + [dets(("5c", 0.9, (300, 300)), ("8d", 0.95, (320, 310)))] + [dets()] * 12)
+    assert tr.settle(landed=15 / FPS) == []

@@ -439,7 +439,8 @@ class LivePipeline:
         for ev in sorted([*events, *slaps], key=when):
             if not isinstance(ev, TrackEvent):
                 if self.camera_referees:
-                    out += self.slap([ev.seat], ev.t, seen_at=ev.t, source="camera")
+                    out += self.slap([ev.seat], ev.t, seen_at=ev.t, source="camera",
+                                 landed=ev.arrived)
                 else:
                     # The pad decides; the camera says whether it saw that player's hand.
                     pad = [s for s in self.pad_slaps if abs(s[0] - ev.t) <= CONFIRM_S]
@@ -448,12 +449,7 @@ class LivePipeline:
                                               "confirms": any(ev.seat in s[1] for s in pad)},
                                              frame.index))
             elif ev.type == "flip":
-                self.state.unclear = False
-                # One record per flip: the engine's seat and pile, the tracker's frames.
-                out += self.feed({"type": "flip", "card": ev.card, "t": frame.t}, frame.index,
-                                 {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
-                                  "confidence": round(ev.confidence, 3)}, ("flip",),
-                                 box=ev.box or None)
+                out += self._flip(ev, frame.t, frame.index)
                 self.flip_latency_ms.append((self.clock() - start) * 1000)
             elif ev.type == "unclear":
                 self.state.unclear = True
@@ -469,6 +465,15 @@ class LivePipeline:
             elif ev.type == "pile_restored" and self.asking is not None:
                 out += self._answered(None, frame.t, frame.index)
         return out
+
+    def _flip(self, ev: TrackEvent, t: float, frame: int) -> list[dict]:
+        """The tracker's flip to the engine: one record per flip, the engine's seat and
+        pile, the tracker's frames."""
+        self.state.unclear = False
+        return self.feed({"type": "flip", "card": ev.card, "t": t}, frame,
+                         {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
+                          "confidence": round(ev.confidence, 3)}, ("flip",),
+                         box=ev.box or None)
 
     def answer(self, seat: int | None, t: float) -> list[dict]:
         """The table's answer to "pile taken: who won it?": seat took the pile, and the
@@ -607,12 +612,18 @@ class LivePipeline:
 
     # ------------------------------------------------------------ slaps
     def slap(self, seats: list[int], t: float, seen_at: float | None = None,
-             source: str | None = None) -> list[dict]:
+             source: str | None = None, landed: float | None = None) -> list[dict]:
         """A slap (pad, key, or the camera: source "camera"), with its evidence: the top
         cards, and the frame at `seen_at` (when the camera saw the hand land; default
-        the newest frame)."""
+        the newest frame). landed: when the first hand reached the pile (default t)."""
         g = self.game
         w = self.watcher
+        out: list[dict] = []
+        if self.tracker is not None:
+            # The hands now hide the card they slap: one seen resting there is called
+            # on what was seen of it, before the slap is judged.
+            for ev in self.tracker.settle(t if landed is None else landed):
+                out += self._flip(ev, self.tracker.t, w.frame_index)
         if source != "camera":
             self.pad_slaps.append((t, list(seats)))
         # A hand of a player who is out of the hand (a later hand of a slap that just put
@@ -621,15 +632,16 @@ class LivePipeline:
             gone = [s for s in seats if 0 <= s < len(g.out) and g.out[s]]
             seats = [s for s in seats if s not in gone]
             if gone and not seats:
-                return [self.announce({"type": "slap_ignored", "seats": gone, "t": t,
-                                       "reason": "out of this hand"}, w.frame_index)]
+                return out + [self.announce({"type": "slap_ignored", "seats": gone, "t": t,
+                                             "reason": "out of this hand"}, w.frame_index)]
         if source == "camera" and len(seats) == 1 and not g.top_patterns:
             won = g.pending[0] if g.pending is not None else (
                 self.last_win[0] if self.last_win and abs(t - self.last_win[1]) <= PICKUP_S
                 else None)
             if won == seats[0]:
-                return [self.announce({"type": "slap_ignored", "seats": list(seats), "t": t,
-                                       "reason": "picking up the pile"}, w.frame_index)]
+                return out + [self.announce({"type": "slap_ignored", "seats": list(seats),
+                                             "t": t, "reason": "picking up the pile"},
+                                            w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))
@@ -645,6 +657,6 @@ class LivePipeline:
                     "frame": index}
         if source:
             evidence["source"] = source
-        return self.feed({"type": "slap", "seats": list(seats), "t": t}, w.frame_index,
-                         {"evidence": evidence}, ("award", "wrong_slap", "late_slap"),
-                         source=source)
+        return out + self.feed({"type": "slap", "seats": list(seats), "t": t}, w.frame_index,
+                               {"evidence": evidence}, ("award", "wrong_slap", "late_slap"),
+                               source=source)

@@ -22,6 +22,11 @@ pile's cards, near where that card lay, while the pile is swept away.
 
 An unsure card (the slow path) needs looks the detector made: a gated frame repeats the
 last look, and a misreading repeated over a still picture is not more sure for it.
+
+A slap lands on the card it answers, often a few frames after that card came to rest:
+the hands then hide it before it was seen enough to call. So when hands land on the pile
+(`settle`), a new card seen resting there up to that moment is called on what was seen:
+two looks at a fair reading, or one sure one. The slap is then judged on it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..detector.detections import Detections
+
+
+# Seconds a candidate out of view is kept for a slap to settle: the camera says a slap
+# once its hand has held still on the pile (up to 12 frames after it landed).
+COVERED_KEPT = 1.0
+# Seconds a card may first be seen after the camera's landing time of a hand (a guess
+# between two frames: game 1919's 8d, found 3 ms after the first hand "landed").
+LANDED_SLACK = 0.05
 
 
 @dataclass
@@ -48,6 +61,9 @@ class TrackerConfig:
     slap_hold: float = 1.0         # seconds a wrong slap's hands may lie over the top card
     clear_after: float = 0.6       # seconds with no pile card seen: the pile was picked up
     ghost_grace: float = 3.0       # seconds the old pile can come back (occlusion, not pick-up)
+    settle_within: float = 0.2     # a slap settles a new card seen this long before its hands
+    settle_conf: float = 0.45      # ...landed, at this mean confidence on two looks or more...
+    settle_once: float = 0.7       # ...or on one look at this
 
 
 @dataclass
@@ -62,6 +78,7 @@ class Candidate:
     conf_sum: float = 0.0
     confident: int = 0             # consecutive sightings above confirm_conf
     last_frame: int = -1
+    last_t: float = 0.0
     unclear_said: bool = False
     # Sightings on looks the detector made: a gated frame repeats the last look, and an
     # unsure reading repeated over a still picture adds nothing (seed 62: a 4s read at
@@ -136,6 +153,9 @@ class FlipTracker:
         self.slapped_top: tuple[np.ndarray, float] | None = None
         self.order: list[str] = []                  # flips in order
         self.candidates: dict[str, Candidate] = {}
+        # Candidates lately out of view (covered by a hand, perhaps), each card's in
+        # turn: a slap settles them.
+        self.covered: dict[str, list[Candidate]] = {}
         self.last_pile_seen: float | None = None
         self.ghosts: dict[str, np.ndarray] = {}
         self.ghost_until = 0.0
@@ -159,6 +179,7 @@ class FlipTracker:
         self.top_boxes = None
         self.slapped_top = None
         self.candidates.clear()
+        self.covered.clear()
         self.ghosts.clear()
         self.cleared = None
         self.aliases.clear()
@@ -354,6 +375,7 @@ class FlipTracker:
             self.order.clear()
             self.top_boxes = None
             self.candidates.clear()
+            self.covered.clear()
             self.aliases.clear()
             self.last_pile_seen = None
             events.append(TrackEvent("pile_cleared", frame, t))
@@ -424,36 +446,21 @@ class FlipTracker:
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
+            cand.last_t = t
             cand.boxes, cand.box, cand.middles = seen_at, b, middle
-        # Forget candidates that vanished.
+        # Forget candidates that vanished (a slap landing soon after may settle them).
         for n in [n for n, k in self.candidates.items() if k.last_frame != frame]:
-            del self.candidates[n]
+            self.covered.setdefault(n, []).append(self.candidates.pop(n))
+        self.covered = {n: kept for n, ks in self.covered.items()
+                        if (kept := [k for k in ks if t - k.last_t <= COVERED_KEPT])}
         ready = [k for k in self.candidates.values()
                  if k.confident >= cfg.confirm_frames or
                  (k.fresh >= cfg.slow_frames and k.fresh_conf / k.fresh >= cfg.slow_conf)]
         if ready:
             # One card lands at a time: the strongest wins, other identities on the
             # same spot are misreads of it (aliases) and are dropped.
-            win = max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen))
-            self.pile[win.card] = win.box
-            self.order.append(win.card)
-            self.top_boxes, self.top_seen = win.boxes, frame
-            self.pile_seen = frame
-            self.slapped_top = None
-            self.last_pile_seen = t
-            events.append(TrackEvent("flip", frame, t, card=win.card,
-                                     confidence=win.conf_sum / win.seen,
-                                     box=[float(v) for v in win.box], rest_frame=win.first_frame,
-                                     rest_t=win.first_t))
-            for n in list(self.candidates):
-                if n != win.card:
-                    self.aliases[n] = win.card
-            self.candidates.clear()
-            # A card landed where a won pile lay: what of that pile was already out of
-            # view was picked up, so seen there again it was played again (two players:
-            # a won Js replayed 3 s later onto the same spot was taken for the old pile).
-            self.leaving = {n: v for n, v in self.leaving.items()
-                            if t - v[0] < cfg.clear_after}
+            events.append(self._confirm(max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen)),
+                                        frame, t))
         else:
             for k in self.candidates.values():
                 if k.seen >= cfg.unclear_frames and not k.unclear_said:
@@ -463,3 +470,49 @@ class FlipTracker:
                                              box=[float(v) for v in k.box]))
         self.prev_frame = frame
         return events
+
+    def _confirm(self, win: Candidate, frame: int, t: float) -> TrackEvent:
+        """win is the new top card: a flip."""
+        self.pile[win.card] = win.box
+        self.order.append(win.card)
+        self.top_boxes, self.top_seen = win.boxes, frame
+        self.pile_seen = frame
+        self.slapped_top = None
+        self.last_pile_seen = t
+        # One card lands at a time: other identities on the same spot are misreads of it.
+        for n in [*self.candidates, *self.covered]:
+            if n != win.card:
+                self.aliases[n] = win.card
+        self.candidates.clear()
+        self.covered.clear()
+        # A card landed where a won pile lay: what of that pile was already out of
+        # view was picked up, so seen there again it was played again (two players:
+        # a won Js replayed 3 s later onto the same spot was taken for the old pile).
+        self.leaving = {n: v for n, v in self.leaving.items()
+                        if t - v[0] < self.cfg.clear_after}
+        return TrackEvent("flip", frame, t, card=win.card, confidence=win.conf_sum / win.seen,
+                          box=[float(v) for v in win.box], rest_frame=win.first_frame,
+                          rest_t=win.first_t)
+
+    def settle(self, landed: float) -> list[TrackEvent]:
+        """Hands landed on the pile at `landed` (a slap): a new card seen resting there
+        when they came is called now on what was seen of it, since they hide it from now
+        on (drawn game 1860: a Qd read 0.45-0.46 on three of the five looks before a pair
+        was slapped on it; no-pad game 1919: an 8d found once, read 0.95, a frame before
+        the hands). Its looks since it was first seen, gaps and all: two at
+        `settle_conf` on average, or one at `settle_once`; the first before the hands
+        landed, the last at most `settle_within` before."""
+        cfg = self.cfg
+        ready = []
+        for n in {*self.candidates, *self.covered}:
+            ks = self.covered.get(n, []) + ([self.candidates[n]] if n in self.candidates else [])
+            seen = sum(k.seen for k in ks)
+            mean = sum(k.conf_sum for k in ks) / seen
+            if min(k.first_t for k in ks) <= landed + LANDED_SLACK and \
+                    max(k.last_t for k in ks) >= landed - cfg.settle_within and \
+                    mean >= (cfg.settle_conf if seen >= 2 else cfg.settle_once):
+                ready.append((mean, seen, ks[-1]))
+        if not ready:
+            return []
+        frame = self.prev_frame if self.prev_frame is not None else 0
+        return [self._confirm(max(ready, key=lambda r: r[:2])[2], frame, self.t)]
