@@ -267,6 +267,15 @@ def test_the_won_top_card_under_the_winners_hands_read_as_any_card_is_not_a_new_
     tr.pile_won(5 / FPS)
     ev = run(tr, [dets(("3s", 0.62, (727, 375)))] * 12, start=5)
     assert flips(ev) == [] and tr.order == []
+    # A later hand of the slap, landing on the won pile (the camera says each hand
+    # apart): the won top card stays what it was (no-pad games 817, 820).
+    tr = FlipTracker(frame_diag=1000)
+    run(tr, [five] * 5)
+    tr.pile_won(5 / FPS)
+    ev = run(tr, [dets(("3s", 0.62, (727, 375)))] * 2, start=5)
+    tr.hands_on(7 / FPS + 1.0)
+    ev += run(tr, [dets(("3s", 0.62, (727, 375)))] * 10, start=7)
+    assert flips(ev) == [] and tr.order == []
     tr = FlipTracker(frame_diag=1000)
     run(tr, [five] * 5)
     tr.pile_won(5 / FPS)

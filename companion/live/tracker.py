@@ -260,9 +260,12 @@ class FlipTracker:
 
     def hands_on(self, until: float) -> None:
         """Slapping hands lie on the top card (until `until`; a pile won: until the next
-        card): its index half hidden may read as another card."""
-        self.slapped_top = (self.top_boxes, until) \
-            if self.top and self.top_boxes is not None else None
+        card): its index half hidden may read as another card. With no pile (a late hand
+        landing on one just won) the won pile's top card stays as it was: no-pad games
+        817 and 820 called a 5h and an 8d under the winner's hands as 3h and 3d once the
+        camera's later hands had ended that."""
+        if self.top and self.top_boxes is not None:
+            self.slapped_top = (self.top_boxes, until)
 
     def _on_slapped_top(self, boxes: np.ndarray) -> bool:
         """Whether a card seen is the slapped top card misread: any card on one of its
