@@ -164,9 +164,10 @@ def test_a_corrupt_log_or_one_of_other_rules_or_deck_is_one_clear_error(tmp_path
 def film(tmp_path_factory):
     from companion.render.video import GameFilm
     d = tmp_path_factory.mktemp("film")
-    # 9.5 s of seed 23: eight cards, three slaps, piles won and picked up.
+    # 9.8 s of seed 23: eight cards, three slaps, piles won and picked up (the third slap
+    # lands at 9.26 s; a film ends at least 0.3 s after its last slap).
     info = GameFilm(PRESETS["base"], ["Ada", "Ben"], seed=23, size=(640, 360),
-                    seconds=9.5).write(d / "g.mp4", progress=False)
+                    seconds=9.8).write(d / "g.mp4", progress=False)
     return d, info
 
 
