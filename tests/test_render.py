@@ -230,3 +230,19 @@ def test_training_scenes_can_show_real_faces_from_a_harvested_pool(tmp_path):
     assert not any(middle(plain.render(i)) for i in range(12))
     half = SceneRenderer(256, seed=5, real_faces=maker, real_share=0.0)
     assert all(np.array_equal(half.render(i).image, plain.render(i).image) for i in range(3))
+
+
+def test_a_player_slaps_again_only_once_their_hand_is_off_the_pile():
+    """The bots may slap twice in 0.2 s (seed 1946: three wrong slaps by one seat); the
+    film drew the second hand onto the first, from the same seat, which no player can do
+    and no camera or pad could tell apart. Each seat's hands follow one another."""
+    from companion.render.video import HAND_IN, HAND_OUT, HAND_STAY, GameFilm
+    film = GameFilm(PRESETS["base"], ["Ada", "Ben", "Cho", "Dan"], seed=1946, seconds=20)
+    by_seat: dict[int, list[float]] = {}
+    for slap in film.timeline.slaps:
+        by_seat.setdefault(slap.seat, []).append(slap.t_land)
+    assert max(len(v) for v in by_seat.values()) >= 3      # one seat slaps three times
+    for times in by_seat.values():
+        for t0, t1 in zip(times, times[1:]):
+            # in from the edge only once the last hand has gone back out
+            assert t1 - HAND_IN >= t0 + HAND_STAY + HAND_OUT - 1e-9, times

@@ -196,6 +196,10 @@ class GameFilm:
         busy_until = 0.0          # hands or a sweep over the pile until then
         pile: list[Card] = []
         last_rest = 0.0
+        # When each seat's slapping hand is off the pile and back at the picture's edge: a
+        # player slaps again only after that (the bots may slap twice in 0.2 s, and the film
+        # drew the second hand onto the first, from the same seat: no hand can).
+        hand_free: dict[int, float] = {}
         for event in stats.events:
             anns = game.apply(event)
             orig = event.get("t", prev_orig)
@@ -251,13 +255,15 @@ class GameFilm:
                 if self.table_hands:
                     tl.arms.append(self._deal_arm(flip["seat"], t_rest))
             elif kind == "slap":
-                t_land = max(now + min(gap, 0.6), last_rest + 0.12)
+                seats = event["seats"]
+                t_land = max(now + min(gap, 0.6), last_rest + 0.12,
+                             *(hand_free.get(s, 0.0) + HAND_IN for s in seats))
                 if seconds is not None and t_land > seconds - END_REST:
                     break
-                seats = event["seats"]
                 legal = bool(awards)
                 for k, seat in enumerate(seats):
                     tl.slaps.append(Slap(seat, t_land + 0.05 * k, legal))
+                    hand_free[seat] = t_land + 0.05 * k + HAND_STAY + HAND_OUT
                 end = t_land + 0.05 * len(seats) + HAND_STAY + HAND_OUT
                 tl.truth.append({"type": "slap", "seats": seats, "frame": self.frame_of(t_land),
                                  "t": round(t_land, 4), "legal": legal,
