@@ -446,6 +446,24 @@ def test_a_resting_card_named_by_one_end_then_the_other_is_one_card_at_rest():
     assert flips(run(tr, moving)) == []
 
 
+def test_a_card_flying_in_whose_corner_lands_where_its_other_was_is_not_at_rest():
+    """No-pad game 805: an 8h flying in, its outline's middle 84 px on between two looks,
+    had one corner land within a few pixels of where its other corner had been, and was
+    called 4 frames before it rested. The middle says it moved."""
+    def look(middle, corners):
+        d = dets(*[("8h", 0.9, c) for c in corners])
+        x, y = middle
+        d.outline = np.float32([[[x - 100, y - 140], [x + 100, y - 140], [x + 100, y + 140],
+                                 [x - 100, y + 140]]] * len(corners))
+        return d
+    flying = [look((520, 300), [(440, 200), (600, 400)]),
+              look((436, 320), [(444, 205), (360, 440)]),      # a corner where the other was
+              look((380, 340), [(300, 230), (460, 450)])]
+    resting = [look((380, 340), [(300, 230), (460, 450)])] * 2
+    tr = FlipTracker(frame_diag=1000)
+    assert flips(run(tr, flying + resting)) == [("8h", 3)]
+
+
 def test_a_slap_settles_the_card_it_lands_on_before_it_was_seen_enough():
     """Game 1860: a Qd read 0.45-0.46 on three looks, with a look missing between, and
     then the slapping hands hid it. Without the slap it is never called; the slap's hands

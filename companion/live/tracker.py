@@ -432,12 +432,17 @@ class FlipTracker:
             # is the card's middle where it was (game 1834: a resting 5c named by one end
             # on one look and by the other on the next, read 0.88, 0.41, 0.88, 0.48, was
             # counted afresh on each look and never called between frames dropped).
+            # Where both looks know the card's middle, the middle says (no-pad game 805: an
+            # 8h flying in, its middle 84 px on between two looks, had a corner land where
+            # its other corner had been, and was called 4 frames before it rested).
             middle = np.stack(middles[n]) if n in middles else None
             near = cfg.still * self.diag
-            moved = cand is not None and np.linalg.norm(
-                centres[:, None] - cand.centres[None], axis=2).min() > near and not (
-                middle is not None and cand.middles is not None and np.linalg.norm(
-                    middle[:, None] - cand.middles[None], axis=2).min() <= near)
+            if cand is None:
+                moved = False
+            elif middle is not None and cand.middles is not None:
+                moved = np.linalg.norm(middle[:, None] - cand.middles[None], axis=2).min() > near
+            else:
+                moved = np.linalg.norm(centres[:, None] - cand.centres[None], axis=2).min() > near
             if cand is None or cand.last_frame != self.prev_frame or moved:
                 # Not seen on the previous look, or it moved: start counting again.
                 cand = Candidate(n, frame, t, seen_at, b,
