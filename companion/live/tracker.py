@@ -465,8 +465,8 @@ class FlipTracker:
                  if k.confident >= cfg.confirm_frames or
                  (k.fresh >= cfg.slow_frames and k.fresh_conf / k.fresh >= cfg.slow_conf)]
         if ready:
-            # One card lands at a time: the strongest wins, other identities on the
-            # same spot are misreads of it (aliases) and are dropped.
+            # One card lands at a time: the strongest wins (_confirm makes the others
+            # its aliases).
             events.append(self._confirm(max(ready, key=lambda k: (k.conf_sum / k.seen, k.seen)),
                                         frame, t))
         else:
@@ -487,7 +487,8 @@ class FlipTracker:
         self.pile_seen = frame
         self.slapped_top = None
         self.last_pile_seen = t
-        # One card lands at a time: other identities on the same spot are misreads of it.
+        # One card lands at a time: the other identities seen lately, in view or just
+        # covered (kept for `settle`), are taken for misreads of it.
         for n in [*self.candidates, *self.covered]:
             if n != win.card:
                 self.aliases[n] = win.card
