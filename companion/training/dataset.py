@@ -128,9 +128,20 @@ def contact_sheet(path: Path, r: SceneRenderer, indices, cols: int = 6) -> Path:
         img = s.image.copy()
         for c in s.cards:
             if not c.back and c.visible >= WHOLE:
-                cv2.polylines(img, [np.round(c.quad).astype(np.int32)], True, (0, 255, 0), 1)
-                cv2.circle(img, tuple(int(v) for v in c.quad[0]), 3, (0, 0, 255), -1)
+                draw_outline(img, c.quad)
         tiles.append(img)
+    return save_grid(path, tiles, cols)
+
+
+def draw_outline(img: np.ndarray, quad: np.ndarray) -> None:
+    """A labelled outline on a contact sheet: green, its first (top-left) corner red."""
+    cv2.polylines(img, [np.round(quad).astype(np.int32)], True, (0, 255, 0), 1)
+    cv2.circle(img, tuple(int(v) for v in quad[0]), 3, (0, 0, 255), -1)
+
+
+def save_grid(path: Path, tiles: list[np.ndarray], cols: int = 6) -> Path:
+    """Equal tiles written as one picture, `cols` to a row."""
+    tiles = list(tiles)
     while len(tiles) % cols:
         tiles.append(np.zeros_like(tiles[0]))
     rows = [np.hstack(tiles[i:i + cols]) for i in range(0, len(tiles), cols)]

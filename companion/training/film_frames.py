@@ -32,7 +32,7 @@ from tqdm import tqdm
 from ..engine import PRESETS
 from ..render.video import FLIP_IN, SWEEP, GameFilm
 from ..render.scene import warp_onto
-from .dataset import WHOLE, write_data_yaml
+from .dataset import WHOLE, draw_outline, save_grid, write_data_yaml
 
 REALDECKS = Path(__file__).resolve().parents[3] / "shared" / "realdecks"
 NAMES = ["Ada", "Ben", "Cho", "Dan", "Eve"]
@@ -146,12 +146,15 @@ def _work(job):
     return per_film
 
 
-def make(out: Path, films: int, per_film: int = 16, size: int = 320, real_share: float = 0.5,
-         val: float = 0.1, photos_root: Path = REALDECKS / "train",
+def make(out: Path, films: int = 600, per_film: int = 6, size: int = 320,
+         real_share: float = 0.5, val: float = 0.1, photos_root: Path = REALDECKS / "train",
          workers: int | None = None, first: int = 0) -> dict:
     """Film frames for the finder: films `first` on (seeds SEED0 + first ...); the last
     `val` of them are its validation split."""
     out = Path(out)
+    if films < 1 or per_film < 1 or size < 32:
+        raise SystemExit(f"--films {films}, --per-film {per_film}, --size {size}: need at "
+                         "least one film, one frame a film and 32 px")
     if real_share > 0 and not photos_root.is_dir():
         raise SystemExit(f"{photos_root}: no real photos for the real-face films "
                          "(use --real-share 0 without ../shared/realdecks)")
@@ -192,22 +195,16 @@ def contact_sheet(out: Path, path: Path, n: int = 24, cols: int = 6) -> Path:
         lbl = out / "labels" / "train" / (img_path.stem + ".txt")
         for line in lbl.read_text().split("\n"):
             if line.strip():
-                q = np.float32(line.split()[1:]).reshape(4, 2) * S
-                cv2.polylines(img, [np.round(q).astype(np.int32)], True, (0, 255, 0), 1)
-                cv2.circle(img, tuple(int(v) for v in q[0]), 3, (0, 0, 255), -1)
+                draw_outline(img, np.float32(line.split()[1:]).reshape(4, 2) * S)
         tiles.append(img)
-    while len(tiles) % cols:
-        tiles.append(np.zeros_like(tiles[0]))
-    rows = [np.hstack(tiles[i:i + cols]) for i in range(0, len(tiles), cols)]
-    cv2.imwrite(str(path), np.vstack(rows))
-    return path
+    return save_grid(path, tiles, cols)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="dataset folder to write")
-    ap.add_argument("--films", type=int, default=200, help="films to cut frames from")
-    ap.add_argument("--per-film", type=int, default=16, help="frames cut from each film")
+    ap.add_argument("--films", type=int, default=600, help="films to cut frames from (600)")
+    ap.add_argument("--per-film", type=int, default=6, help="frames cut from each film (6)")
     ap.add_argument("--size", type=int, default=320, help="side of each saved frame (px)")
     ap.add_argument("--real-share", type=float, default=0.5,
                     help="share of films whose faces are realdecks/train photos")
