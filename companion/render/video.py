@@ -432,22 +432,34 @@ class GameFilm:
                 for c in resting:
                     warp_onto(static, c.face, self._card_H(c, c.t_rest), shadow=0.25)
             frame = static.copy()
-            for c in tl.cards:                           # what moves
-                if c.t_rest - FLIP_IN <= t < c.t_rest or c.t_sweep <= t < c.t_sweep + SWEEP:
-                    H = self._card_H(c, t)
-                    if H is not None:
-                        warp_onto(frame, c.face, H, shadow=0.2)
-            for arm in tl.arms:
-                m = arm.at(t)
-                if m is not None:
-                    self._draw_hand(frame, arm.seat, m[0], m[1], arm.lift)
-            for s in tl.slaps:
-                m = self._slap_motion(s, t)
-                if m is not None:
-                    self._draw_hand(frame, s.seat, m[0], m[1], 0.0)
-            frame = cv2.multiply(frame, self.light, scale=1 / 128)
-            plus, minus = self.noise[f % len(self.noise)]
-            yield cv2.subtract(cv2.add(frame, plus), minus)
+            self.draw_moving(frame, t)
+            yield self.through_camera(frame, f)
+
+    def draw_moving(self, frame: np.ndarray, t: float) -> tuple[list, list]:
+        """What moves at time t drawn onto `frame` (the table and resting pile): cards in
+        flight or being swept, then hands. Returns the cards drawn, as (Card, H), and the
+        hands, as (seat, distance, lift)."""
+        tl = self.timeline
+        cards, hands = [], []
+        for c in tl.cards:
+            if c.t_rest - FLIP_IN <= t < c.t_rest or c.t_sweep <= t < c.t_sweep + SWEEP:
+                H = self._card_H(c, t)
+                if H is not None:
+                    warp_onto(frame, c.face, H, shadow=0.2)
+                    cards.append((c, H))
+        moving = [(a.seat, a.at(t), a.lift) for a in tl.arms]
+        moving += [(s.seat, self._slap_motion(s, t), 0.0) for s in tl.slaps]
+        for seat, m, lift in moving:
+            if m is not None:
+                self._draw_hand(frame, seat, m[0], m[1], lift)
+                hands.append((seat, m[0], lift))
+        return cards, hands
+
+    def through_camera(self, frame: np.ndarray, f: int) -> np.ndarray:
+        """The film's light and frame f's sensor noise over a drawn frame."""
+        frame = cv2.multiply(frame, self.light, scale=1 / 128)
+        plus, minus = self.noise[f % len(self.noise)]
+        return cv2.subtract(cv2.add(frame, plus), minus)
 
     def write(self, path: Path, progress: bool = True) -> dict:
         from tqdm import tqdm

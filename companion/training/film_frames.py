@@ -30,7 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..engine import PRESETS
-from ..render.video import FLIP_IN, SWEEP, GameFilm
+from ..render.video import GameFilm
 from ..render.scene import warp_onto
 from .dataset import WHOLE, draw_outline, save_grid, write_data_yaml
 
@@ -52,36 +52,23 @@ def film_for(seed: int, photos: dict | None) -> GameFilm:
 
 
 def frame_at(film: GameFilm, t: float, noise: int = 0):
-    """The film's frame at time t (as `GameFilm.frames` draws it) and each card's
-    (outline in the frame, share of it that shows)."""
-    tl = film.timeline
+    """The film's frame at time t (drawn as `GameFilm.frames` draws it, with frame
+    `noise`'s sensor noise) and each card's (outline in the frame, share of it that
+    shows), bottom card first."""
     frame = film.background.copy()
     layers: list[tuple[np.ndarray | None, np.ndarray]] = []     # (card outline or None, mask)
-
-    def outline(face, H):
-        fh, fw = face.image.shape[:2]
-        return cv2.perspectiveTransform(
-            np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
-
-    resting = sorted((c for c in tl.cards if c.t_rest <= t < c.t_sweep), key=lambda c: c.t_rest)
+    resting = sorted((c for c in film.timeline.cards if c.t_rest <= t < c.t_sweep),
+                     key=lambda c: c.t_rest)
     for c in resting:
         H = film._card_H(c, c.t_rest)
-        layers.append((outline(c.face, H), warp_onto(frame, c.face, H, shadow=0.25)))
-    for c in tl.cards:
-        if c.t_rest - FLIP_IN <= t < c.t_rest or c.t_sweep <= t < c.t_sweep + SWEEP:
-            H = film._card_H(c, t)
-            if H is not None:
-                layers.append((outline(c.face, H), warp_onto(frame, c.face, H, shadow=0.2)))
-    hands = [(a.seat, *a.at(t), a.lift) for a in tl.arms if a.at(t) is not None]
-    hands += [(s.seat, *m, 0.0) for s in tl.slaps if (m := film._slap_motion(s, t)) is not None]
+        layers.append((_outline(c.face, H), warp_onto(frame, c.face, H, shadow=0.25)))
+    moving, hands = film.draw_moving(frame, t)
+    # What each moving thing covers, drawn again alone (the frame has them drawn already).
     blank = np.zeros_like(frame)
-    for seat, dist, speed, lift in hands:
-        film._draw_hand(frame, seat, dist, speed, lift)
+    layers += [(_outline(c.face, H), warp_onto(blank, c.face, H)) for c, H in moving]
+    for seat, dist, lift in hands:
         sprite = film.hand_sprites[seat]
         layers.append((None, warp_onto(blank, sprite, film._hand_H(seat, sprite, dist, lift))))
-    frame = cv2.multiply(frame, film.light, scale=1 / 128)
-    plus, minus = film.noise[noise % len(film.noise)]
-    frame = cv2.subtract(cv2.add(frame, plus), minus)
     # What shows of each card: its mask less everything drawn over it.
     cards, above = [], np.zeros(frame.shape[:2], np.float32)
     for quad, mask in reversed(layers):
@@ -89,7 +76,13 @@ def frame_at(film: GameFilm, t: float, noise: int = 0):
             area = float(mask.sum())
             cards.append((quad, float((mask * (1 - above)).sum()) / area if area else 0.0))
         np.maximum(above, mask, out=above)
-    return frame, cards[::-1]
+    return film.through_camera(frame, noise), cards[::-1]
+
+
+def _outline(face, H: np.ndarray) -> np.ndarray:
+    """A face's corners through H."""
+    fh, fw = face.image.shape[:2]
+    return cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
 
 
 def film_frames(film: GameFilm, rng: np.random.Generator, n: int, size: int):
