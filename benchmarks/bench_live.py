@@ -113,8 +113,9 @@ def answering(pipe, frames, truth):
         yield f
 
 
-def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
-             finder=None, realtime: bool = False, no_pad: bool = False):
+def film_of(seed: int, seconds: float, photos=None, finder=None, no_pad: bool = False) -> GameFilm:
+    """Game `seed`'s film: its players, seats, rules and deck (a real photo for each card
+    where `photos` is given)."""
     players = NAMES[: 2 + seed % 3]
     seats = None
     if no_pad:      # 2-5 players, sitting round the table unevenly
@@ -125,7 +126,28 @@ def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photo
     if photos is not None:
         from companion.render.photodeck import PhotoDeck
         deck = PhotoDeck(photos, seed, finder=finder)
-    film = GameFilm(rules, players, seed, seconds=seconds, deck=deck, seats=seats)
+    return GameFilm(rules, players, seed, seconds=seconds, deck=deck, seats=seats)
+
+
+def real_faces(split: str):
+    """The real photos a film's faces are chosen from (`realdecks/<split>`, and realcards
+    for "test"), and the finder that cuts the table photos out: SystemExit where
+    ../shared lacks them."""
+    from companion.render.photodeck import real_photos
+    # Choosing on valid takes no realcards photo: those are for reporting.
+    photos = real_photos(SHARED / "realcards" if split == "test" else None,
+                         SHARED / "realdecks" / split)
+    if len(photos) < 52:
+        raise SystemExit(f"--faces real: real photos of only {len(photos)} cards found "
+                         f"under {SHARED} (realcards, realdecks/{split}); they are not "
+                         "part of the project")
+    return photos, load_detector(photo=True).finder
+
+
+def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
+             finder=None, realtime: bool = False, no_pad: bool = False):
+    film = film_of(seed, seconds, photos, finder, no_pad)
+    rules, players = film.rules, film.players
     info = film.write(tmp / f"g{seed}.mp4", progress=False)
     truth = film.timeline.truth
     calls: list[dict] = []
@@ -250,18 +272,7 @@ def main() -> None:
                                      (f"detector >= {args.slow_ms:.0f} ms", args.slow_ms > 0))
                      if on) or "every frame, as fast as it goes"
     print(f"mode: {mode}")
-    photos = finder = None
-    if args.faces == "real":
-        from companion.render.photodeck import real_photos
-        split = args.faces_split
-        # Choosing on valid takes no realcards photo: those are for reporting.
-        photos = real_photos(SHARED / "realcards" if split == "test" else None,
-                             SHARED / "realdecks" / split)
-        if len(photos) < 52:
-            raise SystemExit(f"--faces real: real photos of only {len(photos)} cards found "
-                             f"under {SHARED} (realcards, realdecks/{split}); they are not "
-                             "part of the project")
-        finder = load_detector(photo=True).finder
+    photos, finder = real_faces(args.faces_split) if args.faces == "real" else (None, None)
     totals = {"true": 0, "called": 0, "matched": 0, "duplicates": 0, "occluded": 0}
     slap_tot: dict = {}
     slap_delays: list[float] = []
