@@ -35,7 +35,7 @@ from companion.engine.cards import CLASS_NAMES  # noqa: E402
 from companion.live.pipeline import Roi  # noqa: E402
 from companion.render.video import _cls_of  # noqa: E402
 from companion.training.evaluate import top1  # noqa: E402
-from companion.training.film_frames import _outline, frame_at  # noqa: E402
+from companion.training.film_frames import face_outline, frame_at  # noqa: E402
 
 
 def main() -> None:
@@ -68,7 +68,7 @@ def main() -> None:
             f = film.frame_of(c.t_rest) + args.after
             frame, _ = frame_at(film, f / film.fps, noise=f)
             region = roi.crop(frame)
-            outline = (_outline(c.face, film._card_H(c, c.t_rest))
+            outline = (face_outline(c.face, film._card_H(c, c.t_rest))
                        - (roi.x, roi.y)).astype(np.float32)
             got, _ = top1(det(region))
             live[_verdict(got, name)] += 1

@@ -61,11 +61,11 @@ def frame_at(film: GameFilm, t: float, noise: int = 0):
                      key=lambda c: c.t_rest)
     for c in resting:
         H = film._card_H(c, c.t_rest)
-        layers.append((_outline(c.face, H), warp_onto(frame, c.face, H, shadow=0.25)))
+        layers.append((face_outline(c.face, H), warp_onto(frame, c.face, H, shadow=0.25)))
     moving, hands = film.draw_moving(frame, t)
     # What each moving thing covers, drawn again alone (the frame has them drawn already).
     blank = np.zeros_like(frame)
-    layers += [(_outline(c.face, H), warp_onto(blank, c.face, H)) for c, H in moving]
+    layers += [(face_outline(c.face, H), warp_onto(blank, c.face, H)) for c, H in moving]
     for seat, dist, lift in hands:
         sprite = film.hand_sprites[seat]
         layers.append((None, warp_onto(blank, sprite, film._hand_H(seat, sprite, dist, lift))))
@@ -79,7 +79,7 @@ def frame_at(film: GameFilm, t: float, noise: int = 0):
     return film.through_camera(frame, noise), cards[::-1]
 
 
-def _outline(face, H: np.ndarray) -> np.ndarray:
+def face_outline(face, H: np.ndarray) -> np.ndarray:
     """A face's corners through H."""
     fh, fw = face.image.shape[:2]
     return cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
