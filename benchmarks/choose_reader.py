@@ -29,11 +29,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_live import SHARED, run_game, score  # noqa: E402
+from bench_live import SHARED, run_game, score, score_slaps  # noqa: E402
 
 from companion.detector.model import CORNER_READER, load_detector  # noqa: E402
 from companion.training import evaluate as ev  # noqa: E402
-from companion.training.choose import ReaderFigures, ships, verdict  # noqa: E402
+from companion.training.choose import Figures, ships, verdict  # noqa: E402
 
 VALID = SHARED / "realdecks" / "valid"
 RENDERED_SEEDS = (31337, 31338)
@@ -42,8 +42,8 @@ GAMES = (("drawn 1-10", 1, 10, 20.0, False), ("drawn 11-20", 11, 10, 20.0, False
          ("valid faces 201-205", 201, 5, 30.0, True))
 
 
-def measure(reader: Path, parts: set[str]) -> ReaderFigures:
-    fig = ReaderFigures()
+def measure(reader: Path, parts: set[str]) -> Figures:
+    fig = Figures()
     if "photos" in parts:
         det = load_detector(photo=True, reader=reader)
         for name, (times, size, seed) in ev.PHOTO_SETS.items():   # eval's rows, on valid
@@ -52,36 +52,56 @@ def measure(reader: Path, parts: set[str]) -> ReaderFigures:
             print(f"  photos, {name}: {r['right']} right, {r['wrong']} wrong, {r['unclear']} "
                   "unclear", flush=True)
     if "rendered" in parts:
-        det = load_detector(reader=reader)
-        for seed in RENDERED_SEEDS:
-            r = ev.eval_rendered(det, 300, seed=seed, size=320)
-            misreads = r["top_6_9"] + r["top_suit"] + r["top_other"]
-            fig.rendered[str(seed)] = (r["top_whole_correct"], r["top_whole"], misreads)
-            print(f"  rendered {seed}: whole top cards {r['top_whole_correct']} of "
-                  f"{r['top_whole']}, {misreads} misread", flush=True)
+        rendered_part(fig, load_detector(reader=reader), RENDERED_SEEDS, 300)
     if "live" in parts:
-        det = load_detector(reader=reader)
-        photos = finder = None
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, first, n, seconds, real in GAMES:
-                if real and not VALID.is_dir():
-                    continue
-                if real and photos is None:
-                    from companion.render.photodeck import real_photos
-                    photos = real_photos(None, VALID)
-                    finder = load_detector(photo=True).finder
-                matched = true = called = 0
-                for seed in range(first, first + n):
-                    truth, calls, _, _ = run_game(det, seed, seconds, Path(tmp),
-                                                  photos=photos if real else None,
-                                                  finder=finder if real else None)
-                    s = score(truth, calls, 30.0)
-                    matched, true, called = matched + s["matched"], true + s["true"], \
-                        called + s["called"]
-                fig.live[name] = (matched, true, called - matched)
-                print(f"  live, {name}: {matched} of {true} flips, {called - matched} false",
-                      flush=True)
+        live_part(fig, load_detector(reader=reader), GAMES)
     return fig
+
+
+def rendered_part(fig: Figures, det, seeds, scenes: int) -> None:
+    """Whole top cards named and misreads on `scenes` rendered piles of each seed (video
+    settings)."""
+    for seed in seeds:
+        r = ev.eval_rendered(det, scenes, seed=seed, size=320)
+        misreads = r["top_6_9"] + r["top_suit"] + r["top_other"]
+        fig.rendered[str(seed)] = (r["top_whole_correct"], r["top_whole"], misreads)
+        print(f"  rendered {seed}: whole top cards {r['top_whole_correct']} of "
+              f"{r['top_whole']}, {misreads} misread", flush=True)
+
+
+def live_part(fig: Figures, det, games, no_pad: bool = False) -> None:
+    """Each set of games through the `watch` pipeline (bench_live's films): flips matched
+    and false, and with no_pad the camera's slaps too. A set of real-face games is
+    skipped when `realdecks/valid` is absent."""
+    photos = finder = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, first, n, seconds, real in games:
+            if real and not VALID.is_dir():
+                print(f"  live, {name}: skipped ({VALID} not found)")
+                continue
+            if real and photos is None:
+                from companion.render.photodeck import real_photos
+                photos = real_photos(None, VALID)
+                finder = load_detector(photo=True).finder
+            matched = true = called = right = slaps = invented = 0
+            for seed in range(first, first + n):
+                truth, calls, _, _ = run_game(det, seed, seconds, Path(tmp),
+                                              photos=photos if real else None,
+                                              finder=finder if real else None, no_pad=no_pad)
+                s = score(truth, calls, 30.0)
+                matched, true, called = matched + s["matched"], true + s["true"], \
+                    called + s["called"]
+                if no_pad:
+                    ss = score_slaps(truth, calls, 30.0)
+                    right, slaps, invented = right + ss["right"], slaps + ss["slaps"], \
+                        invented + ss["invented"]
+            fig.live[name] = (matched, true, called - matched)
+            print(f"  live, {name}: {matched} of {true} flips, {called - matched} false",
+                  flush=True)
+            if no_pad:
+                fig.slaps[name] = (right, slaps, invented)
+                print(f"  slaps, {name}: {right} of {slaps} judged right, {invented} invented",
+                      flush=True)
 
 
 def main() -> None:

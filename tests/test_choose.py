@@ -1,20 +1,20 @@
 """The rule a new corner reader ships by (companion.training.choose)."""
 
-from companion.training.choose import ReaderFigures, ships, verdict
+from companion.training.choose import Figures, ships, verdict
 
-SHIPPED = ReaderFigures(photos={"table": (257, 0, 3), "close": (507, 4, 9), "small": (234, 12, 14)},
+SHIPPED = Figures(photos={"table": (257, 0, 3), "close": (507, 4, 9), "small": (234, 12, 14)},
                         rendered={"31337": (212, 227, 1)},
                         live={"drawn 1-10": (192, 193, 0)})
 
 
-def with_(**parts) -> ReaderFigures:
-    fig = ReaderFigures(dict(SHIPPED.photos), dict(SHIPPED.rendered), dict(SHIPPED.live))
+def with_(**parts) -> Figures:
+    fig = Figures(dict(SHIPPED.photos), dict(SHIPPED.rendered), dict(SHIPPED.live))
     for part, values in parts.items():
         getattr(fig, part).update(values)
     return fig
 
 
-def failed(cand: ReaderFigures) -> list[str]:
+def failed(cand: Figures) -> list[str]:
     return [q.split(":")[0] for q, ok, _ in verdict(SHIPPED, cand) if not ok]
 
 
@@ -42,6 +42,16 @@ def test_a_rendered_misread_or_a_false_flip_keeps_the_baseline():
 
 
 def test_only_parts_both_readers_were_measured_on_are_judged_and_none_is_no_verdict():
-    cand = ReaderFigures(photos=dict(SHIPPED.photos))
+    cand = Figures(photos=dict(SHIPPED.photos))
     assert [q.split(" (")[0] for q, _, _ in verdict(SHIPPED, cand)] == ["photos"]
-    assert not ships(verdict(SHIPPED, ReaderFigures()))
+    assert not ships(verdict(SHIPPED, Figures()))
+
+
+def test_a_finder_that_loses_a_camera_slap_or_invents_one_keeps_the_baseline():
+    base = Figures(slaps={"no pad 801-820": (78, 78, 0)})
+    assert ships(verdict(base, Figures(slaps={"no pad 801-820": (78, 78, 0)})))
+    lost = verdict(base, Figures(slaps={"no pad 801-820": (77, 78, 0)}))
+    invented = verdict(base, Figures(slaps={"no pad 801-820": (78, 78, 1)}))
+    assert [q.split(":")[0] for q, ok, _ in lost + invented if not ok] == \
+        ["slaps no pad 801-820", "slaps no pad 801-820"]
+    assert not ships(lost) and not ships(invented)

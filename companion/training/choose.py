@@ -1,18 +1,22 @@
-"""The rule a new corner reader is shipped by, fixed before any candidate runs.
+"""The rule a new corner reader or live card finder is shipped by, fixed before any
+candidate runs.
 
-Reader runs since session 10 were judged on the choice sets (never on `realdecks/test`,
-the 51 real photos or the held-out seeds) by these questions, session 20 by all three,
-and each session wrote the comparison again by hand. This module is that rule, once:
+Reader runs since session 10 and finder runs since session 26 were judged on the choice
+sets (never on `realdecks/test`, the 51 real photos or the held-out seeds) by these
+questions, and each session wrote the comparison again by hand. This module is that
+rule, once:
 
 - real decks in photos (`realdecks/valid` on a table, close in a webcam's frame, small
   in it): more cards named right, summed over the three, and no more wrong cards;
 - rendered piles in the video settings (each choosing seed): no more misread top cards,
   and at most one fewer whole top card named;
 - live games (each choosing set of films): no fewer flips called right, and no more
-  false flips (a false flip is the worst error a referee makes).
+  false flips (a false flip is the worst error a referee makes);
+- slaps the camera sees with no pad (each choosing set of films; the finder's boxes give
+  the watcher the pile's place and size): no fewer slaps judged right, no more invented.
 
-`benchmarks/choose_reader.py` measures a candidate and the shipped reader on those sets
-and prints this verdict.
+`benchmarks/choose_reader.py` and `benchmarks/choose_finder.py` measure a candidate and
+the shipped model on those sets and print this verdict.
 """
 
 from __future__ import annotations
@@ -21,15 +25,17 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class ReaderFigures:
-    """One reader's figures on the choice sets."""
+class Figures:
+    """One model's figures on the choice sets."""
     photos: dict[str, tuple[int, int, int]] = field(default_factory=dict)   # right, wrong, unclear
-    rendered: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # whole named, whole, misreads
+    # whole top cards named, whole top cards, misreads
+    rendered: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     live: dict[str, tuple[int, int, int]] = field(default_factory=dict)     # matched, true, false
+    slaps: dict[str, tuple[int, int, int]] = field(default_factory=dict)    # right, slaps, invented
 
 
-def verdict(base: ReaderFigures, cand: ReaderFigures) -> list[tuple[str, bool, str]]:
-    """(question, passed, why) for each part both readers were measured on; a candidate
+def verdict(base: Figures, cand: Figures) -> list[tuple[str, bool, str]]:
+    """(question, passed, why) for each part both models were measured on; a candidate
     ships only when every line passes."""
     out = []
     sets = sorted(set(base.photos) & set(cand.photos))
@@ -48,6 +54,10 @@ def verdict(base: ReaderFigures, cand: ReaderFigures) -> list[tuple[str, bool, s
         (bm, _, bf), (cm, _, cf) = base.live[s], cand.live[s]
         out.append((f"live {s}: no fewer flips, no more false flips",
                     cm >= bm and cf <= bf, f"flips {bm} -> {cm}, false {bf} -> {cf}"))
+    for s in sorted(set(base.slaps) & set(cand.slaps)):
+        (br, _, bi), (cr, _, ci) = base.slaps[s], cand.slaps[s]
+        out.append((f"slaps {s}: no fewer judged right, no more invented",
+                    cr >= br and ci <= bi, f"right {br} -> {cr}, invented {bi} -> {ci}"))
     return out
 
 
