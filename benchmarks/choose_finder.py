@@ -30,11 +30,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from choose_reader import VALID, live_part, rendered_part  # noqa: E402
+from choose_reader import VALID, live_part, rendered_part, report  # noqa: E402
 
 from companion.detector.detections import ModelError  # noqa: E402
 from companion.detector.model import LIVE_FINDER, load_detector  # noqa: E402
-from companion.training.choose import Figures, ships, verdict  # noqa: E402
+from companion.training.choose import Figures  # noqa: E402
 
 RENDERED_SEEDS = (31337, 31338)
 # (name, first seed, games, seconds, real faces from valid)
@@ -82,10 +82,7 @@ def main() -> None:
     for label, path in (("baseline", args.baseline), ("candidate", args.candidate)):
         print(f"{label}: {path}", flush=True)
         figures[label] = measure(dets[label], parts, args.scenes)
-    lines = verdict(figures["baseline"], figures["candidate"])
-    for question, ok, why in lines:
-        print(f"{'pass' if ok else 'FAIL'}  {question}: {why}")
-    print("verdict: ship the candidate" if ships(lines) else "verdict: keep the baseline")
+    report(figures)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,11 @@ def main() -> None:
     for label, path in (("baseline", args.baseline), ("candidate", args.candidate)):
         print(f"{label}: {path}", flush=True)
         figures[label] = measure(path, parts)
+    report(figures)
+
+
+def report(figures: dict[str, Figures]) -> None:
+    """Print the rule's verdict on the baseline's and the candidate's figures, line by line."""
     lines = verdict(figures["baseline"], figures["candidate"])
     for question, ok, why in lines:
         print(f"{'pass' if ok else 'FAIL'}  {question}: {why}")
