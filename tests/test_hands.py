@@ -95,6 +95,27 @@ def test_a_hand_that_lands_between_two_frames_is_a_slap(seat):
     assert [s.seat for s in got] == [other, seat]
 
 
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_a_long_reach_still_flying_over_the_pile_is_a_slap(seat):
+    """A hand that reaches far over the pile crosses its near edge several frames before
+    it lands beyond the centre, still fast all the way (seed 2064's miss): it has not yet
+    arrived to glide, and once it holds still it is that seat's slap."""
+    film, table = _table(default_seats(3))
+    path = [2.4, 1.5, 0.9, 0.6, 0.3, 0.0, -0.3, -0.6]     # card heights from the centre
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(24):
+        img = table.copy()
+        k = i - 2
+        if k >= 0:
+            moving = 0 < k < len(path)
+            speed = (path[k] - path[k - 1]) * film.fps if moving else 0.0
+            film._draw_hand(img, seat, path[min(k, len(path) - 1)], speed, 0.0)
+        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    assert [s.seat for s in got] == [seat]
+    assert abs(got[0].t - 9 / 30) < 0.1          # it landed at frame 9
+
+
 def test_a_resting_hand_lost_for_a_frame_is_no_new_slap():
     """A hand that eased onto the pile and rests there drops out of the picture for one
     frame (the camera's exposure, a flicker of the foreground): back the next frame,

@@ -330,6 +330,10 @@ class HandWatcher:
                 arm.drew_back = self.count
             return
         if tip > cfg.on_pile:
+            if arm.arrived is not None:
+                # Back off the pile before it was decided (a card pushed in fast, below):
+                # it has drawn back, as a hand that dealt has (seed 813).
+                arm.drew_back = self.count
             arm.arrived, arm.still = None, 0
             return
         if arm.arrived is None and len(arm.tips) >= 2:
@@ -354,6 +358,11 @@ class HandWatcher:
             return
         arm.since += 1
         prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
+        if len(arm.tips) >= 2 and arm.since > 1 and \
+                (prev_tip - tip) / max(t - arm.tips[-2][0], 1e-3) >= cfg.fast:
+            # Still flying in fast: a long reach crosses the pile's near edge frames before
+            # its hand lands beyond the centre (seed 2064). Counted from when it slows.
+            arm.since = 1
         # With another hand on the pile too, the arms' foreground joins there and the
         # tip runs on into the other hand: only the forearm can say this one is still.
         crowded = any(a is not arm and a.tips and a.tips[-1][1] <= cfg.on_pile
