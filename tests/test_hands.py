@@ -101,7 +101,7 @@ def test_a_long_reach_still_flying_over_the_pile_is_a_slap(seat):
     it lands beyond the centre, still fast all the way (seed 2064's miss): it has not yet
     arrived to glide, and once it holds still it is that seat's slap."""
     film, table = _table(default_seats(3))
-    path = [2.4, 1.5, 0.9, 0.6, 0.3, 0.0, -0.3, -0.6]     # card heights from the centre
+    path = [2.4, 1.9, 1.4, 0.9, 0.45, 0.0, -0.45, -0.9]   # card heights from the centre
     watcher = HandWatcher(film.seats)
     got = []
     for i in range(24):

@@ -55,6 +55,8 @@ class HandConfig:
     min_run: int = 3          # pixels of picture edge an arm covers at least
     on_pile: float = 0.35     # tip within this many card heights of the pile centre
     fast: float = 5.0         # card heights a second the tip comes in at, at least
+    flying: float = 10.0      # ...and, having reached it, still comes on this fast: not yet
+                              # landed (a card pushed in slows down gradually under it)
     still_frames: int = 5     # frames the hand holds still on the pile...
     stop_within: int = 2      # ...from at most this many frames after the one it arrived in
     crowded_within: int = 4   # ...or this many while other hands land too (their shadows
@@ -359,7 +361,7 @@ class HandWatcher:
         arm.since += 1
         prev_tip = arm.tips[-2][1] if len(arm.tips) >= 2 else math.inf
         if len(arm.tips) >= 2 and arm.since > 1 and \
-                (prev_tip - tip) / max(t - arm.tips[-2][0], 1e-3) >= cfg.fast:
+                (prev_tip - tip) / max(t - arm.tips[-2][0], 1e-3) >= cfg.flying:
             # Still flying in fast: a long reach crosses the pile's near edge frames before
             # its hand lands beyond the centre (seed 2064). Counted from when it slows.
             arm.since = 1
