@@ -332,10 +332,6 @@ class HandWatcher:
                 arm.drew_back = self.count
             return
         if tip > cfg.on_pile:
-            if arm.arrived is not None:
-                # Back off the pile before it was decided (a card pushed in fast, below):
-                # it has drawn back, as a hand that dealt has (seed 813).
-                arm.drew_back = self.count
             arm.arrived, arm.still = None, 0
             return
         if arm.arrived is None and len(arm.tips) >= 2:
