@@ -132,6 +132,26 @@ def test_a_resting_hand_lost_for_a_frame_is_no_new_slap():
     assert watcher.arms and watcher.arms[0].tips[-1][1] <= watcher.cfg.on_pile
 
 
+@pytest.mark.parametrize("seat", [1, 2])
+def test_a_dealing_hand_lost_for_a_frame_on_the_pile_is_no_slap(seat):
+    """A hand pushes a card in and glides on with it (no slap), rests on the pile, and for
+    one frame only its forearm is seen (seed 2087: its tip -0.7, 2.2, -0.6 card heights).
+    No arm goes back and comes again that fast: it never left, and is still no slap."""
+    film, table = _table(default_seats(3))
+    path = [3.0, 2.3, 1.6, 0.9, 0.78, 0.66, 0.54, 0.42, 0.3, 0.2, 0.2, 0.2, 3.0] + [0.25] * 14
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(len(path) + 2):
+        img = table.copy()
+        k = i - 2
+        if k >= 0:
+            speed = (path[k] - path[k - 1]) * film.fps if 0 < k < 9 else 0.0
+            film._draw_hand(img, seat, path[k], speed, 0.0)
+        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    assert got == []
+    assert watcher.arms[0].decided and watcher.arms[0].tips[-1][1] <= watcher.cfg.on_pile
+
+
 def test_hands_that_do_not_slap_are_not_slaps():
     film, table = _table(default_seats(4))
     # Easing in slowly over the pile (a hand in the air), and stopping short of it.

@@ -67,6 +67,8 @@ class HandConfig:
     moved: float = 12.0       # levels a pixel of the forearm's patch steps in a frame: moved
     still: float = 0.03       # share of that patch that may move in a frame held still
     leave: float = 1.0        # card heights a slapped arm must go back before it slaps again
+    flicker: float = 45.0     # card heights a second no arm goes back at: its hand dropped
+                              # out of the foreground for a frame
     max_seat_off: float = 40.0  # degrees an arm may come in off its seat's direction
     grain: float = 3.0        # change in local texture (|Laplacian|, blurred) that is foreground
                               # (4.0 lost a dark arm on dark wood, which hides the grain
@@ -326,7 +328,12 @@ class HandWatcher:
         if arm.decided:
             # Gone back, it may slap again: a hand that slapped must withdraw well clear
             # of the pile; one that only dealt a card (and may slap on it at once) just
-            # off it.
+            # off it. Not by a leap no arm makes: its hand lost for a frame (seed 2087: a
+            # dealing hand's tip -0.7, 2.2, -0.6 card heights became a slap).
+            if len(arm.tips) >= 2 and (tip - arm.tips[-2][1]) / \
+                    max(t - arm.tips[-2][0], 1e-3) > cfg.flicker:
+                arm.tips.pop()
+                return
             if tip > (cfg.leave if arm.slapped else cfg.on_pile):
                 arm.decided, arm.arrived, arm.still = False, None, 0
                 arm.drew_back = self.count
