@@ -172,6 +172,18 @@ def test_an_arm_in_the_first_picture_leaves_no_arm_behind(seat):
     assert abs(got[0].t * film.fps - 82) <= 2          # it landed at frame 82
 
 
+def test_an_arm_seen_as_two_runs_stays_the_run_nearer_where_it_was():
+    """Pushing a card in, an arm at 130 degrees shows as two runs along the edge, at 148
+    (the card and its shadow, listed first) and 125 (the arm). The arm it was is the run at
+    125, so it did not just appear on the pile (seed 2090: a slap invented)."""
+    watcher = HandWatcher(default_seats(3))
+    before = watcher._match([130.0])[0]
+    before.tips.append((0.0, 0.3))
+    far, near = watcher._match([148.0, 125.0])
+    assert near is before and near.angle == 125.0
+    assert far is not before and len(watcher.arms) == 2
+
+
 def test_hands_that_do_not_slap_are_not_slaps():
     film, table = _table(default_seats(4))
     # Easing in slowly over the pile (a hand in the air), and stopping short of it.

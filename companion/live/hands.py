@@ -255,8 +255,7 @@ class HandWatcher:
                     continue
                 entries.pop(near[0])
             entries.append((ex, ey, ang, n_run))
-        for ex, ey, ang, _ in entries:
-            arm = self._match(ang)
+        for (ex, ey, ang, _), arm in zip(entries, self._match([e[2] for e in entries])):
             arm.seen = self.count
             tip = _tip_distance(armmask, (ex, ey), (cx, cy), ch)
             arm.tips.append((t, tip))
@@ -416,19 +415,25 @@ class HandWatcher:
         self.lost.update({a.angle: self.count for a in arms})
         self.lost = {a: k for a, k in self.lost.items() if self.count - k <= LOST_LOOKS}
 
-    def _match(self, angle: float) -> _Arm:
-        best = None
-        for a in self.arms:
-            d = degrees_apart(a.angle, angle)
-            if d < ONE_ARM and (best is None or d < best[0]):
-                best = (d, a)
-        if best is not None:
-            best[1].angle = angle
-            return best[1]
-        lately = any(degrees_apart(a, angle) < ONE_ARM for a in self.lost)
-        arm = _Arm(angle, new=not lately)
-        self.arms.append(arm)
-        return arm
+    def _match(self, angles: list[float]) -> list[_Arm]:
+        """The arm each sighting is, the closest pairs first: an arm seen as two runs this
+        look (its hand and the card it pushes) stays the arm nearer its last angle (seed
+        2090: taken by the other run, it came back as an arm new on the pile)."""
+        pairs = sorted((degrees_apart(a.angle, ang), i, k) for i, ang in enumerate(angles)
+                       for k, a in enumerate(self.arms) if degrees_apart(a.angle, ang) < ONE_ARM)
+        got: list[_Arm | None] = [None] * len(angles)
+        taken = set()
+        for _, i, k in pairs:
+            if got[i] is None and k not in taken:
+                got[i] = self.arms[k]
+                taken.add(k)
+        for i, ang in enumerate(angles):
+            if got[i] is None:
+                lately = any(degrees_apart(a, ang) < ONE_ARM for a in self.lost)
+                got[i] = _Arm(ang, new=not lately)
+                self.arms.append(got[i])
+            got[i].angle = ang
+        return got
 
 
 def _edge_runs(mask: np.ndarray, min_run: int) -> list[tuple[float, float, int]]:
