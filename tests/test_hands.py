@@ -152,26 +152,6 @@ def test_a_dealing_hand_lost_for_a_frame_on_the_pile_is_no_slap(seat):
     assert watcher.arms[0].decided and watcher.arms[0].tips[-1][1] <= watcher.cfg.on_pile
 
 
-@pytest.mark.parametrize("seat", [0, 2])
-def test_an_arm_in_the_first_picture_leaves_no_arm_behind(seat):
-    """The watcher starts with a hand already on the pile (so it learns the hand as
-    table), and the hand goes: what it leaves looks like an arm and is never learnt while
-    it does. Quite unchanged for two seconds it is table after all, and that seat's next
-    slap is seen (seed 2087 lost every slap of that seat)."""
-    film, table = _table(default_seats(3))
-    watcher = HandWatcher(film.seats)
-    path = [0.0] * 4 + [0.8, 1.6, 2.4, 3.2, 4.0] + [None] * 70 + [2.4, 1.6, 0.8] + \
-        [0.0] * 12 + [0.8, 1.6, 2.4, 3.2]
-    got = []
-    for i, dist in enumerate(path):
-        img = table.copy()
-        if dist is not None:
-            film._draw_hand(img, seat, dist, 0.0, 0.0)
-        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
-    assert [s.seat for s in got] == [seat]
-    assert abs(got[0].t * film.fps - 82) <= 2          # it landed at frame 82
-
-
 def test_an_arm_seen_as_two_runs_stays_the_run_nearer_where_it_was():
     """Pushing a card in, an arm at 130 degrees shows as two runs along the edge, at 148
     (the card and its shadow, listed first) and 125 (the arm). The arm it was is the run at

@@ -74,9 +74,6 @@ class HandConfig:
                               # (4.0 lost a dark arm on dark wood, which hides the grain
                               # more than it differs in colour: 1962 and 1970, session 29)
     reset_share: float = 0.6  # foreground over this share of the picture: the light changed
-    ghost: float = 2.0        # seconds an arm's pixel may stay quite unchanged, with no hand on
-                              # the pile that slapped or may yet, before it is learnt as table:
-                              # an arm in the first picture seen left its shape there as an arm
     gone_frames: int = 4      # frames the pile's place is bare table before the pile went
     close: float = 0.1        # card heights: gaps in the foreground closed before arms are found
     sleeve: float = 0.8       # card heights: the widest sleeve, the gap between its sides
@@ -119,8 +116,6 @@ class HandWatcher:
         self.cfg = config or HandConfig()
         self.background: np.ndarray | None = None
         self.grain: np.ndarray | None = None        # the table's texture, learnt alike
-        self.last: np.ndarray | None = None         # the last look's small picture
-        self.still_from: np.ndarray | None = None   # when each of its pixels last changed
         self.arms: list[_Arm] = []
         self.count = 0
         self.prev_t: float | None = None            # the time of the look before
@@ -174,11 +169,7 @@ class HandWatcher:
             self.background = small.copy()
             self.grain = None
             self.arms = []
-            self.last, self.still_from = small, np.full(small.shape[:2], t, np.float32)
             return []
-        changed = np.abs(small - self.last).max(2) > cfg.moved
-        self.still_from[changed] = t
-        self.last = small
         differs = np.abs(small - self.background).max(2)
         fg = differs > cfg.diff
         # Texture too: an arm the table's own colour still hides the table's grain.
@@ -231,15 +222,7 @@ class HandWatcher:
         # card just dealt still stood out when its dealer's hand hovered back to its
         # edge, joined the hand, and the hand's tip ran over it onto the pile (seed 1201:
         # a slap invented).
-        # The first picture seen may hold an arm, learnt as table: when it goes, what it
-        # left is "arm" joined to the edge, never learnt, its seat's arms lost in it all
-        # game (seed 2087, a dark table the camera took for no picture until a hand came).
-        # An arm quite unchanged for `ghost` seconds is such a shape, unless a hand that
-        # slapped (or may yet) rests on the pile, as still as it likes.
-        resting = any(a.arrived is not None and (a.slapped or not a.decided)
-                      for a in self.arms)
-        ghost = (t - self.still_from >= cfg.ghost) & (not resting)
-        learn = np.where(keep & ~ghost, 0.0, np.where(fg > 0, cfg.settle, cfg.learn))
+        learn = np.where(keep, 0.0, np.where(fg > 0, cfg.settle, cfg.learn))
         learn = learn[..., None].astype(np.float32)
         self.background += (small - self.background) * learn
         self.grain = grain if self.grain is None else \
