@@ -370,6 +370,43 @@ def test_a_camera_slap_reaches_the_referee_with_its_evidence(tmp_path):
     assert game.stacks[2] == 3
 
 
+@pytest.mark.parametrize("seat", [0, 2])
+def test_a_dark_table_taken_for_no_picture_still_teaches_the_hands_the_table(seat):
+    """A dark cloth in dim light is one shade (the camera's check takes it for no picture)
+    until the first hand comes over it. The hands learn the table from those frames all
+    the same: learnt with that hand on it, the shape the hand left stayed an arm all game
+    and hid that seat's slaps (seed 2087)."""
+    from companion.detector.detections import Detections
+    from companion.engine import Game
+    from companion.live.capture import Frame
+    from companion.live.pipeline import LivePipeline
+    from companion.live.runner import run_frames
+
+    film, _ = _table(default_seats(3))
+    dark = (film.background.astype(np.float32) * 0.04).astype(np.uint8)
+    assert dark[::8, ::8].std() < 2.0 and dark.mean() < 16     # what the camera calls flat
+    game = Game(PRESETS["base"])
+    game.start(["Ada", "Ben", "Cho"], stacks=[5, 5, 5])
+    game.flip("7h")
+    calls = []
+    pipe = LivePipeline(lambda img, conf=None: Detections.empty(), game,
+                        hands=HandWatcher(film.seats), on_output=calls.append)
+    # Dark frames, then a hand easing onto the pile (the first picture with anything in
+    # it) and going, then two seconds on, a slap.
+    path = [None] * 10 + [2.4 - 0.1 * k for k in range(25)] + [0.8, 1.6, 2.4, 3.2, 4.0] + \
+        [None] * 60 + [2.4, 1.6, 0.8] + [0.0] * 12 + [0.8, 1.6, 2.4, 3.2]
+    frames = []
+    for i, dist in enumerate(path):
+        img = dark.copy()
+        if dist is not None:
+            film._draw_hand(img, seat, dist, 0.0, 0.0)
+        frames.append(Frame(i, i / 30, img))
+    run_frames(pipe, frames)
+    slaps = [c for c in calls if c["type"] in ("wrong_slap", "award")]
+    assert [(c["type"], c["seat"]) for c in slaps] == [("wrong_slap", seat)]
+    assert abs(slaps[0]["t"] * 30 - 103) <= 2                # the hand that landed at 103
+
+
 @pytest.mark.parametrize("pad_seat,confirms", [(2, True), (0, False)])
 def test_with_a_pad_the_pad_referees_and_the_camera_confirms_who(pad_seat, confirms):
     from companion.detector.detections import Detections

@@ -416,9 +416,14 @@ class LivePipeline:
         if self.tracker is not None:
             self.tracker.unseen(seconds)
 
-    def process(self, frame: Frame) -> list[dict]:
+    def process(self, frame: Frame, readable: bool = True) -> list[dict]:
+        """One frame: flips, slaps and a pile taken, to the referee. readable=False: a
+        picture all one shade (companion.live.capture.CameraHealth), nothing to read; the
+        hand watcher still learns the table from it, or a dark cloth in dim light (one
+        shade until the first hand comes) is learnt with that hand on it, and the shape the
+        hand leaves is an arm all game (seed 2087 lost that seat's every slap)."""
         start = self.clock()
-        events = self.watcher.look(frame)
+        events = self.watcher.look(frame) if readable else []
         self.state.detections = self.watcher.detections
         out: list[dict] = []
         slaps = []
@@ -429,7 +434,7 @@ class LivePipeline:
             # The camera saw the pile's place turn to bare table, and the tracker sees
             # none of its cards: it was taken, as the tracker would say after 0.6 s.
             tr = self.tracker
-            if self.hands.pile_gone is not None and tr is not None and tr.pile and (
+            if readable and self.hands.pile_gone is not None and tr is not None and tr.pile and (
                     tr.last_pile_seen is None or frame.t - tr.last_pile_seen >= 0.15):
                 events = events + [TrackEvent("pile_cleared", frame.index, frame.t)]
         # What the camera saw, in the order it happened: a flip when its card came to

@@ -144,9 +144,9 @@ def run_frames(pipeline: LivePipeline, frames: Iterable[Frame], slaps: list[dict
         elif usable and blind_from is not None:
             pipeline.unseen(frame.t - blind_from)
             blind_from = None
-        # A picture all one shade holds nothing: the tracker and the hands wait for the
-        # next real one rather than take the pile for gone.
-        for rec in pipeline.process(frame) if usable else ():
+        # A picture all one shade holds nothing: the tracker waits for the next real one
+        # rather than take the pile for gone (the hands learn the table from it).
+        for rec in pipeline.process(frame, readable=usable):
             stats.flips += rec.get("type") == "flip"
             changed = True
         stats.frames += 1
