@@ -164,6 +164,30 @@ def test_an_arm_seen_as_two_runs_stays_the_run_nearer_where_it_was():
     assert far is not before and len(watcher.arms) == 2
 
 
+def test_a_hand_easing_in_beside_a_slap_does_not_leap_onto_it():
+    """Seat 3 slaps while seat 0's hand eases in towards the pile, poised (3 to 5 card
+    heights a second). Their foregrounds join over the pile, and seat 0's tip runs on into
+    seat 3's hand within one frame: that is no hand arriving fast (seed 2212 called it a
+    slap), so the only slap is seat 3's."""
+    film, table = _table(default_seats(4))
+    poised = [2.6 - 0.1 * k for k in range(8)]
+    while poised[-1] > 1.2:             # on towards a card height short of the pile
+        poised.append(max(1.2, poised[-1] - (0.12 if len(poised) < 10 else 0.17)))
+    poised += [1.2] * 20
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(len(poised) + 2):
+        img = table.copy()
+        if 2 <= i:
+            film._draw_hand(img, 0, poised[i - 2], 0.0, 0.15)
+        k = i - (len(poised) - 22)
+        if 0 <= k <= 18:
+            film._draw_hand(img, 3, 2.4 * (1 - k / 4) if k <= 4 else 0.0,
+                            -18.0 if k < 4 else 0.0, 0.0)
+        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    assert [s.seat for s in got] == [3]
+
+
 def test_hands_that_do_not_slap_are_not_slaps():
     film, table = _table(default_seats(4))
     # Easing in slowly over the pile (a hand in the air), and stopping short of it.

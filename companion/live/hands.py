@@ -349,6 +349,12 @@ class HandWatcher:
                 # just drawn back off the pile, having dealt: it comes down afresh.
                 tp, dp = arm.tips[-3]
                 speed = min(speed, (dp - d0) / max(t0 - tp, 1e-3))
+                if len(arm.tips) >= 4 and self._crowded(arm):
+                    # With another hand on the pile their foregrounds join there, and a
+                    # hand easing in beside it leaps onto it (2212: a hover at 3-5 card
+                    # heights a second "arrived"): fast over the frame before that too.
+                    tq, dq = arm.tips[-4]
+                    speed = min(speed, (dq - dp) / max(tp - tq, 1e-3))
             # The arm itself must be moving in: a hand held still short of the pile
             # "reaches" it at once when a card lands under its fingers.
             moving = self._moved(band, arm.band) is not False
@@ -369,8 +375,7 @@ class HandWatcher:
             arm.since = 1
         # With another hand on the pile too, the arms' foreground joins there and the
         # tip runs on into the other hand: only the forearm can say this one is still.
-        crowded = any(a is not arm and a.tips and a.tips[-1][1] <= cfg.on_pile
-                      for a in self.arms)
+        crowded = self._crowded(arm)
         if (crowded or prev_tip - tip <= cfg.tip_still) and self._moved(band, arm.band) is False:
             if not arm.stopped:             # at rest since the frame before this one
                 arm.rest = arm.tips[-2][0] if len(arm.tips) >= 2 else t
@@ -391,6 +396,11 @@ class HandWatcher:
             # Still moving after it reached the pile: a card pushed in and gliding to rest,
             # a pile dragged away. Not a slap; it must go back before it can slap.
             arm.decided, arm.slapped = True, False
+
+    def _crowded(self, arm: _Arm) -> bool:
+        """Whether another arm's hand is on the pile too (as last seen)."""
+        return any(a is not arm and a.tips and a.tips[-1][1] <= self.cfg.on_pile
+                   for a in self.arms)
 
     def _forget(self, arms: list[_Arm]) -> None:
         """Arms out of view: where they were is kept a few looks, so one that drops out of
