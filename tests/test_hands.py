@@ -95,6 +95,22 @@ def test_a_hand_that_lands_between_two_frames_is_a_slap(seat):
     assert [s.seat for s in got] == [other, seat]
 
 
+def _along(film, table, seat, path, frames, moving):
+    """One hand from `seat` from frame 2 on, at path[k] card heights from the pile's centre
+    in frame k + 2 (its last place after the path ends), drawn with motion blur for the
+    first `moving` steps. The watcher's slaps, and the watcher."""
+    watcher = HandWatcher(film.seats)
+    got = []
+    for i in range(frames):
+        img = table.copy()
+        k = i - 2
+        if k >= 0:
+            speed = (path[k] - path[k - 1]) * film.fps if 0 < k < moving else 0.0
+            film._draw_hand(img, seat, path[min(k, len(path) - 1)], speed, 0.0)
+        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    return got, watcher
+
+
 @pytest.mark.parametrize("seat", [0, 1, 2])
 def test_a_long_reach_still_flying_over_the_pile_is_a_slap(seat):
     """A hand that reaches far over the pile crosses its near edge several frames before
@@ -102,16 +118,7 @@ def test_a_long_reach_still_flying_over_the_pile_is_a_slap(seat):
     arrived to glide, and once it holds still it is that seat's slap."""
     film, table = _table(default_seats(3))
     path = [2.4, 1.9, 1.4, 0.9, 0.45, 0.0, -0.45, -0.9]   # card heights from the centre
-    watcher = HandWatcher(film.seats)
-    got = []
-    for i in range(24):
-        img = table.copy()
-        k = i - 2
-        if k >= 0:
-            moving = 0 < k < len(path)
-            speed = (path[k] - path[k - 1]) * film.fps if moving else 0.0
-            film._draw_hand(img, seat, path[min(k, len(path) - 1)], speed, 0.0)
-        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    got, _ = _along(film, table, seat, path, frames=24, moving=len(path))
     assert [s.seat for s in got] == [seat]
     assert abs(got[0].t - 9 / 30) < 0.1          # it landed at frame 9
 
@@ -139,15 +146,7 @@ def test_a_dealing_hand_lost_for_a_frame_on_the_pile_is_no_slap(seat):
     No arm goes back and comes again that fast: it never left, and is still no slap."""
     film, table = _table(default_seats(3))
     path = [3.0, 2.3, 1.6, 0.9, 0.78, 0.66, 0.54, 0.42, 0.3, 0.2, 0.2, 0.2, 3.0] + [0.25] * 14
-    watcher = HandWatcher(film.seats)
-    got = []
-    for i in range(len(path) + 2):
-        img = table.copy()
-        k = i - 2
-        if k >= 0:
-            speed = (path[k] - path[k - 1]) * film.fps if 0 < k < 9 else 0.0
-            film._draw_hand(img, seat, path[k], speed, 0.0)
-        got += watcher.look(img, i / film.fps, i, pile=film.centre, card_h=film.card_h)
+    got, watcher = _along(film, table, seat, path, frames=len(path) + 2, moving=9)
     assert got == []
     assert watcher.arms[0].decided and watcher.arms[0].tips[-1][1] <= watcher.cfg.on_pile
 
