@@ -105,6 +105,30 @@ def test_harvest_cuts_the_index_corner_of_a_known_image(tmp_path):
     assert float(np.abs(blur(other) - blur(want_br)).mean()) < 14
 
 
+def test_harvest_leaves_out_an_end_the_reader_sees_no_index_in(tmp_path):
+    """A corner that holds ink but no index (here the card's own pips, as an outline that
+    is not the card cuts them) is left out of training when a reader cleans the harvest;
+    the ends that show the index stay, and without a reader every inked end stays."""
+    from companion.training import harvest
+    deck = Deck(DeckStyle.random(77))
+    face = deck.face(CLASS_NAMES.index("8d")).image
+    h, w = face.shape[:2]
+    pips = face.copy()
+    pips[:h // 2] = cv2.resize(face[h // 4:3 * h // 4, w // 4:3 * w // 4], (w, h // 2))
+    root = tmp_path / "decks"
+    (root / "train" / "8d").mkdir(parents=True)
+    for name, im in (("001", face), ("002", pips)):
+        cv2.imwrite(str(root / "train" / "8d" / f"{name}.png"), cv2.resize(im, (224, 224)))
+    (root / "labels.csv").write_text("file,split,card\ntrain/8d/001.png,train,8d\n"
+                                     "train/8d/002.png,train,8d\n")
+    out = tmp_path / "h.npz"
+    assert harvest.harvest(root, ["train"], out, finder_path=None)["ends left out"] == 0
+    assert np.load(out)["ends"].tolist() == [[True, True], [True, True]]
+    stats = harvest.harvest(root, ["train"], out, finder_path=None, reader_path=CORNER_READER)
+    assert stats["ends left out"] == 1
+    assert np.load(out)["ends"].tolist() == [[True, True], [False, True]]
+
+
 def test_a_card_on_a_plain_table_is_outlined_without_the_finder():
     """What stands out from a plain table is a card's outline, at its true angle, whatever
     its design; a busy table gives no outline rather than a wrong one."""
