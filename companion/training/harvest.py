@@ -154,13 +154,13 @@ def harvest(root: Path, splits: list[str], out: Path, finder_path: Path | None,
             source.append(kind)
             split.append(r["split"])
             files.append(r["file"])
-    ends = np.array(ends, bool)
+    cards, ends = np.stack(cards), np.array(ends, bool)   # (~1 GB for train: stacked once)
     stats["blank ends"] = int((~ends).sum())
     if reader_path is not None:   # (a joker's ends are "no index" whatever they hold)
-        ends = clean_ends(np.stack(cards), ends, reader_path)
+        ends = clean_ends(cards, ends, reader_path)
     stats["ends left out"] = int((~ends).sum())
     out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(out, cards=np.stack(cards), ends=ends, y=np.int64(labels), source=np.array(source),
+    np.savez(out, cards=cards, ends=ends, y=np.int64(labels), source=np.array(source),
              split=np.array(split), files=np.array(files))
     stats["cards"] = len(cards)
     return stats
