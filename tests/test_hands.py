@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from companion.engine import PRESETS
-from companion.live.hands import HandWatcher
+from companion.live.hands import CameraSlap, HandWatcher, landing_order
 from companion.live.seats import default_seats, direction, parse_seats
 from companion.render.video import GameFilm
 
@@ -80,6 +80,21 @@ def test_two_hands_are_ordered_as_they_landed(first, second):
     assert [s.seat for s in got] == [first, second]
     assert got[0].t < got[1].t
 
+
+
+def test_hands_at_rest_a_frame_apart_are_ordered_by_their_arrival():
+    """Rests found a frame apart are within the forearm test's error: the hand whose tip
+    reached the pile first landed first (seed 2229). Two frames apart, the rest decides."""
+    frame = 1 / 30
+    late_rest = CameraSlap(seat=2, t=6 * frame, frame=9, angle=0.0, arrived=3.1 * frame)
+    early_rest = CameraSlap(seat=1, t=5 * frame, frame=9, angle=120.0, arrived=4.3 * frame)
+    third = CameraSlap(seat=0, t=7 * frame, frame=9, angle=240.0, arrived=5.4 * frame)
+    got = landing_order([third, early_rest, late_rest], frame)
+    assert [s.seat for s in got] == [2, 1, 0]
+    apart = CameraSlap(seat=2, t=7 * frame, frame=9, angle=0.0, arrived=3.1 * frame)
+    assert [s.seat for s in landing_order([apart, early_rest], frame)] == [1, 2]
+    # With no frame time known yet, by rest alone.
+    assert [s.seat for s in landing_order([late_rest, early_rest], None)] == [1, 2]
 
 @pytest.mark.parametrize("seat", [0, 1, 2])
 def test_a_hand_that_lands_between_two_frames_is_a_slap(seat):

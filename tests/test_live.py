@@ -701,3 +701,32 @@ def test_an_unsure_card_on_a_still_picture_waits_for_looks_the_detector_made():
     # Still: looks on frames 0-2 (the change and its two settling frames), the fourth
     # forced force_every frames after the last of them.
     assert flip_frames[0] == [2 + MotionGate().force_every]
+
+
+def test_camera_slaps_reach_the_referee_in_the_hand_watchers_order():
+    """The hand watcher may put first a hand found at rest a frame after another (its tip
+    arrived first: landing_order). The referee must be told in that order, not re-sorted
+    by the rest times: the first hand told wins the pile (no-pad seed 2229)."""
+    from companion.live.hands import CameraSlap
+
+    class Hands:
+        pile_gone = None
+
+        def look(self, image, t, frame, pile, card_h):
+            if frame != 3:
+                return []
+            return [CameraSlap(seat=2, t=t - 1 / 30, frame=frame, angle=0.0, arrived=t - 0.2),
+                    CameraSlap(seat=1, t=t - 2 / 30, frame=frame, angle=120.0, arrived=t - 0.15)]
+
+    pipe = LivePipeline(ScriptedDetector({}), Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240),
+                        hands=Hands())
+    pipe.feed({"type": "start", "players": ["Ada", "Ben", "Cho"], "stacks": [10, 10, 10]})
+    pipe.feed({"type": "flip", "card": "7h", "t": 0.0})
+    pipe.feed({"type": "flip", "card": "7s", "t": 0.01})
+    out = []
+    for f in frames(5):
+        out += pipe.process(f)
+    verdicts = [(c["type"], c.get("seat")) for c in out
+                if c["type"] in ("award", "wrong_slap", "late_slap")]
+    assert verdicts[0] == ("award", 2)
+    assert ("award", 1) not in verdicts

@@ -23,7 +23,8 @@ picture from where its player sits. So, on a small copy of the whole frame:
 The seat is the one whose direction (companion.live.seats) is nearest the edge
 point the arm comes in from; the order of two hands is the order in which they
 came to rest on the pile, the bottom hand first (not when their tips reached it:
-two hands from facing seats touch fingertips before either lands).
+two hands from facing seats touch fingertips before either lands), but for two found
+at rest within a frame of each other, whose tips' arrival decides (`landing_order`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,29 @@ class _Arm:
     seen: int = 0                       # frame counter of the last sighting
     new: bool = False                   # first seen this look, with none near it lately
 
+
+
+def landing_order(ready: list[CameraSlap], frame_time: float | None) -> list[CameraSlap]:
+    """Hands in the order they landed, the bottom hand first: by when each came to rest,
+    but two whose rests were found within one frame of each other by when their tips
+    reached the pile. Whether a forearm holds still is judged frame by frame, so a
+    forearm shaken by the hands landing beside it is found at rest a frame late, while
+    the tip's arrival is placed between frames (no-pad seed 2229: seat 2's tip arrived
+    1.2 frames before seat 1's, its rest was found a frame after, and seat 1 was
+    awarded the pile). Wider apart, the rest decides: two hands from facing seats touch
+    fingertips, which puts a tip on the pile, before either lands."""
+    out = sorted(ready, key=lambda s: (s.t, s.arrived))
+    if not frame_time:
+        return out
+    swapped = True
+    while swapped:          # a few hands at most: swap neighbours until none is left
+        swapped = False
+        for i in range(len(out) - 1):
+            a, b = out[i], out[i + 1]
+            if b.t - a.t <= frame_time * 1.01 and b.arrived < a.arrived:
+                out[i], out[i + 1] = b, a
+                swapped = True
+    return out
 
 class HandWatcher:
     """Frames of the whole table -> CameraSlap, one per hand that lands on the pile."""
@@ -257,7 +281,7 @@ class HandWatcher:
         # A hand is said once every hand that reached the pile before it is decided: two
         # hands coming to rest in one frame, or the later one first, keep their order.
         waiting = [a.arrived for a in self.arms if a.arrived is not None and not a.decided]
-        self.ready.sort(key=lambda s: (s.t, s.arrived))
+        self.ready = landing_order(self.ready, None if prev_t is None else t - prev_t)
         while self.ready and all(self.ready[0].arrived <= w for w in waiting):
             s = self.ready.pop(0)
             out.append(CameraSlap(s.seat, s.t, frame, s.angle, s.arrived))

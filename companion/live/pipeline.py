@@ -8,6 +8,8 @@ loop idles cheaply.
 
 from __future__ import annotations
 
+import math
+
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -438,8 +440,12 @@ class LivePipeline:
                     tr.last_pile_seen is None or frame.t - tr.last_pile_seen >= 0.15):
                 events = events + [TrackEvent("pile_cleared", frame.index, frame.t)]
         # What the camera saw, in the order it happened: a flip when its card came to
-        # rest, a slap when its hand reached the pile.
-        when = lambda x: x.t if not isinstance(x, TrackEvent) else (
+        # rest, a slap when its hand reached the pile. The slaps keep the hand watcher's
+        # order (it may put a hand found at rest a frame later first: landing_order).
+        keys, latest = {}, -math.inf
+        for s in slaps:
+            latest = keys[id(s)] = max(latest, s.t)
+        when = lambda x: keys[id(x)] if not isinstance(x, TrackEvent) else (
             x.rest_t if x.type == "flip" and x.rest_t is not None else x.t)
         for ev in sorted([*events, *slaps], key=when):
             if not isinstance(ev, TrackEvent):
