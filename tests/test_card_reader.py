@@ -290,3 +290,34 @@ def test_photos_look_again_with_the_light_evened_out_where_nothing_reads(card, a
     assert len(seen) == 1
     found = CardReaderDetector(ContrastFinder(), reader, even_light=True, **args)(dim)
     assert list(found.names) == [card, card]
+
+
+@pytest.mark.parametrize("card,angle", [("5c", 80), ("Jd", 200)])
+def test_video_looks_again_with_a_border_where_nothing_reads(card, angle):
+    """The finder can box a card badly at one scale, across its middle, frame after frame
+    (no-pad game 2256's 5c); where no outline names a card, video asks it again on the
+    picture with a border round it, and reads its boxes there on the picture as taken."""
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, scale_quad
+    from companion.detector.model import LIVE_WIDER, MODELS
+    _, canvas, quad = _placed_card(card, angle)
+    seen = []
+
+    class ScaleFinder:               # boxes the card's middle unless the picture is wider
+        imgsz = 256
+
+        def __call__(self, img, conf=None):
+            seen.append(img.shape[:2])
+            if img.shape == canvas.shape:
+                return np.float32([scale_quad(quad, 0.5)]), np.float32([0.9])
+            b = (img.shape[0] - canvas.shape[0]) / 2
+            return np.float32([quad + b]), np.float32([0.9])
+
+    reader = CornerReader(MODELS / "corner_reader.onnx")
+    args = dict(conf=0.25, looks=("found", "snapped"), retry=())
+    assert len(CardReaderDetector(ScaleFinder(), reader, **args)(canvas)) == 0
+    assert seen == [canvas.shape[:2]]
+    found = CardReaderDetector(ScaleFinder(), reader, wider=LIVE_WIDER, **args)(canvas)
+    assert set(found.names) == {card}
+    assert seen[-1] == tuple(s + 2 * round(LIVE_WIDER * 600) for s in canvas.shape[:2])
+    outline = found.outline[0]
+    assert np.abs(outline - quad).max() < 1.0

@@ -75,6 +75,10 @@ LIVE_CONFIRM = 0.8
 # 31337 named 2 more whole top cards (0.9: 1) and drawn games 1-10 called the same flips,
 # but the valid-face game 201 called a 6s as 2c, a false flip.
 PHOTO_ALONE, LIVE_ALONE = 0.9, 1.0
+# Video: where no outline of a frame names a card, the finder looks again with a border of
+# this share of the frame's height round it (CardReaderDetector's `wider`). Photos have
+# their own second looks (turns, grown boxes, the light evened out).
+LIVE_WIDER = 0.15
 
 
 def default_model(photo: bool = False) -> Path:
@@ -139,4 +143,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               confirm_conf=CONFIRM_CONF,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
                               grow=PHOTO_GROW if photo else (),
-                              even_light=photo)
+                              even_light=photo, wider=0.0 if photo else LIVE_WIDER)
