@@ -500,3 +500,17 @@ def test_a_slap_settles_one_sure_look_but_not_a_faint_one_or_one_after_the_hands
     tr = FlipTracker(frame_diag=1000)
     run(tr, base + [dets(("5c", 0.9, (300, 300)), ("8d", 0.95, (320, 310)))] + [dets()] * 12)
     assert tr.settle(landed=15 / FPS) == []
+
+
+def test_a_card_landing_where_a_pile_said_taken_lay_is_a_flip_when_its_winner_is_named():
+    """The pile vanished with no slap seen: cleared, and the table is asked who won it.
+    The answer comes just as the next card lands where the pile's top card lay (game 4's
+    Jc, on the spot of a Jd): that pile left when it was last seen, so the new card is
+    a flip, not a card of it being swept away."""
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(("Jd", 0.9, (300, 300)))] * 3 + [dets()] * 25)
+    assert [e.type for e in ev if e.type != "flip"] == ["pile_cleared"]
+    seq = [dets(("Jc", 0.9, (302, 301)))] * 4
+    tr.pile_won(29 / FPS)                                  # "Ada won it", as the Jc lands
+    ev = run(tr, seq, start=29)
+    assert flips(ev) == [("Jc", 30)]

@@ -160,6 +160,7 @@ class FlipTracker:
         self.ghosts: dict[str, np.ndarray] = {}
         self.ghost_until = 0.0
         self.ghost_order: list[str] = []
+        self.ghost_seen = 0.0             # when the pile said cleared was last in view
         # The last pile said cleared while the table had not said who took it: put back
         # under what was played since if the table says it was never taken.
         self.cleared: tuple[dict[str, np.ndarray], list[str]] | None = None
@@ -225,9 +226,14 @@ class FlipTracker:
         if self.pile:
             self.leaving_said = False
         self.hands_on(math.inf)
-        # A pile already out of view (its cards kept as ghosts) was said cleared.
-        for n, b in list(self.pile.items()) + list(self.ghosts.items()):
+        for n, b in self.pile.items():
             self._leave(n, b, t)
+        # A pile already out of view (its cards kept as ghosts) was said cleared: its
+        # cards left when it was last seen, not now. Left now, for clear_after a card
+        # landing where one of them lay was taken for it being swept away (game 4: the
+        # question "who won?" answered just as a Jc landed there, which was never called).
+        for n, b in self.ghosts.items():
+            self._leave(n, b, self.ghost_seen)
         self.ghosts.clear()
         self.cleared = None
         self.pile.clear()
@@ -373,6 +379,7 @@ class FlipTracker:
             self.ghosts = dict(self.pile)
             self.ghost_order = list(self.order)
             self.ghost_until = t + cfg.ghost_grace
+            self.ghost_seen = self.last_pile_seen
             self.cleared = (dict(self.pile), list(self.order))
             self.pile.clear()
             self.order.clear()
