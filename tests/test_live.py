@@ -730,3 +730,24 @@ def test_camera_slaps_reach_the_referee_in_the_hand_watchers_order():
                 if c["type"] in ("award", "wrong_slap", "late_slap")]
     assert verdicts[0] == ("award", 2)
     assert ("award", 1) not in verdicts
+
+
+def test_the_hand_that_played_the_top_card_and_held_on_it_is_no_slap_to_the_camera():
+    """No pad: the player whose turn it was pushes a card in and holds it a moment; the
+    camera sees a hand come fast onto the pile and hold still (no-pad game 2279). It
+    reached the pile before its card came to rest, so it brought the card: noted, not a
+    wrong slap. Another player's hand then, or the same player's once the card lay
+    there, is refereed."""
+    det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))]})
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 320, 240))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [10, 10]})
+    flips = [c for c in run(pipe, det, 10) if c["type"] == "flip"]
+    assert [(c["card"], c["seat"], c["rest_frame"]) for c in flips] == [("7h", 0, 5)]
+    rest = flips[0]["rest_t"]
+    held = pipe.slap([0], rest + 0.1, source="camera", landed=rest - 0.05)
+    assert [(c["type"], c.get("reason")) for c in held] == [("slap_ignored", "playing a card")]
+    assert pipe.game.stacks == [9, 10]
+    other = pipe.slap([1], rest + 0.1, source="camera", landed=rest - 0.05)
+    assert [c["type"] for c in other] == ["wrong_slap"]
+    own = pipe.slap([0], rest + 0.4, source="camera", landed=rest + 0.2)
+    assert [c["type"] for c in own] == ["wrong_slap"]

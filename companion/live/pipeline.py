@@ -300,6 +300,7 @@ class LivePipeline:
         self.held: list[tuple] = []
         self.pad_slaps: deque = deque(maxlen=16)    # (t, seats) of recent slaps not the camera's
         self.last_win: tuple[int, float] | None = None  # (seat, t) of the last award
+        self.last_flip: tuple[int, float] | None = None  # (seat, rest t) of the last flip
         # Every engine event fed, in order: a correction edits this and replays it.
         self.events: list[dict | None] = []
         self.game = game
@@ -481,10 +482,14 @@ class LivePipeline:
         """The tracker's flip to the engine: one record per flip, the engine's seat and
         pile, the tracker's frames."""
         self.state.unclear = False
-        return self.feed({"type": "flip", "card": ev.card, "t": t}, frame,
-                         {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
-                          "confidence": round(ev.confidence, 3)}, ("flip",),
-                         box=ev.box or None)
+        out = self.feed({"type": "flip", "card": ev.card, "t": t}, frame,
+                        {"rest_frame": ev.rest_frame, "rest_t": round(ev.rest_t, 4),
+                         "confidence": round(ev.confidence, 3)}, ("flip",),
+                        box=ev.box or None)
+        seat = next((a.get("seat") for a in out if a.get("type") == "flip"), None)
+        if seat is not None and ev.rest_t is not None:
+            self.last_flip = (seat, float(ev.rest_t))
+        return out
 
     def answer(self, seat: int | None, t: float) -> list[dict]:
         """The table's answer to "pile taken: who won it?": seat took the pile, and the
@@ -653,6 +658,16 @@ class LivePipeline:
                 return out + [self.announce({"type": "slap_ignored", "seats": list(seats),
                                              "t": t, "reason": "picking up the pile"},
                                             w.frame_index)]
+        if source == "camera" and len(seats) == 1 and landed is not None and \
+                self.last_flip is not None and self.last_flip[0] == seats[0] and \
+                landed < self.last_flip[1]:
+            # The hand of the player who played the top card reached the pile before that
+            # card came to rest: it brought the card, and held on it (no-pad game 2279:
+            # a dealer pushed an Ac in fast and held it for 5 frames, which the camera
+            # saw as a slap). A slap on one's own card comes once it lies there.
+            return out + [self.announce({"type": "slap_ignored", "seats": list(seats),
+                                         "t": t, "reason": "playing a card"},
+                                        w.frame_index)]
         index, image = w.frame_index, w.image
         if seen_at is not None and self.recent:
             f = min(self.recent, key=lambda f: abs(f.t - seen_at))
