@@ -109,7 +109,6 @@ class _Arm:
     new: bool = False                   # first seen this look, with none near it lately
 
 
-
 def landing_order(ready: list[CameraSlap], frame_time: float | None) -> list[CameraSlap]:
     """Hands in the order they landed, the bottom hand first: by when each came to rest,
     but two whose rests were found within one frame of each other by when their tips
@@ -131,6 +130,7 @@ def landing_order(ready: list[CameraSlap], frame_time: float | None) -> list[Cam
                 out[i], out[i + 1] = b, a
                 swapped = True
     return out
+
 
 class HandWatcher:
     """Frames of the whole table -> CameraSlap, one per hand that lands on the pile."""

@@ -9,7 +9,6 @@ loop idles cheaply.
 from __future__ import annotations
 
 import math
-
 import time
 from collections import deque
 from dataclasses import dataclass, field
