@@ -126,6 +126,7 @@ def landing_order(ready: list[CameraSlap], frame_time: float | None) -> list[Cam
         swapped = False
         for i in range(len(out) - 1):
             a, b = out[i], out[i + 1]
+            # within one frame (1 % over it: times are sums of floats)
             if b.t - a.t <= frame_time * 1.01 and b.arrived < a.arrived:
                 out[i], out[i + 1] = b, a
                 swapped = True
