@@ -96,6 +96,18 @@ class LandingOutline:
         return (quad * np.float32(scale)).astype(np.float32)
 
 
+def changed_within(before: np.ndarray, after: np.ndarray, quad: np.ndarray,
+                   step: float = 22.0) -> float:
+    """The share of the pixels inside quad (4 x 2, pixels of both pictures) that step
+    more than `step` in any colour from before to after (1.0: quad holds no pixel)."""
+    mask = np.zeros(before.shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 1)
+    inside = mask.astype(bool)
+    if not inside.any():
+        return 1.0
+    return float(np.count_nonzero(_step(before, after)[inside] > step) / np.count_nonzero(inside))
+
+
 def _step(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pixel, the largest absolute step of any colour channel."""
     d = cv2.absdiff(a, b)

@@ -23,11 +23,15 @@ from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game, parse_card
 from .capture import Frame
 from .hands import HandWatcher
-from .landing import LandingOutline
+from .landing import LandingOutline, changed_within
 from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
 
 NAMED_KEPT = 2       # outlines that named a card, read again while the pile rests
+# ...unless this share of the pixels inside one changed since it named its card: what
+# lies there now is something else (no-pad game 2308: the last look that named a card
+# saw a won pile being swept away; on the bare cloth after it, its outline read a 9d).
+KEPT_CHANGED = 0.5
 THUMB = 160          # side of the region copy the gate and the landing outline look at
 # A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
 # camera's time is when the hand came to rest, the pad's when the force rose.
@@ -157,6 +161,7 @@ class PileWatcher:
         # a frame before (an art deck's card at one scale), and the tracker wants two
         # looks in a row.
         self.named: list[np.ndarray] = []
+        self.named_thumb: np.ndarray | None = None  # the region's copy when they named
         self.image: np.ndarray | None = None        # the last frame, whole
         self.frame_index = 0
         self._restored: tuple | None = None         # a resumed session's pile (restore)
@@ -235,7 +240,7 @@ class PileWatcher:
             # Kept outlines are read only while the region rests: read on a moving picture
             # they would make a card being swept away look still.
             resting = self.landing is not None and self.landing.resting
-            fallback = self.named if resting else []
+            fallback = self._kept(thumb, roi) if resting else []
             if landed is None and not fallback:
                 found = self.detector(region)
             else:
@@ -243,11 +248,20 @@ class PileWatcher:
                                       fallback=fallback)
             named = _named_outlines(found)
             if named or resting:
-                self.named = named
+                self.named, self.named_thumb = named, thumb
             self.detections = found.offset(roi.x, roi.y)
             self.inferences += 1
         # A gated frame repeats the last detections: nothing in the region moved.
         return self.tracker.update(frame.index, frame.t, self.detections, fresh)
+
+
+    def _kept(self, thumb: np.ndarray, roi: Roi) -> list[np.ndarray]:
+        """The kept outlines whose pixels are (mostly) as they were when they named a card."""
+        if not self.named or self.named_thumb is None or self.named_thumb.shape != thumb.shape:
+            return []
+        f = np.float32([thumb.shape[1] / roi.w, thumb.shape[0] / roi.h])
+        return [q for q in self.named
+                if changed_within(self.named_thumb, thumb, q * f) < KEPT_CHANGED]
 
 
 def _named_outlines(found: Detections, most: int = NAMED_KEPT) -> list[np.ndarray]:
