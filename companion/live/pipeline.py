@@ -254,7 +254,6 @@ class PileWatcher:
         # A gated frame repeats the last detections: nothing in the region moved.
         return self.tracker.update(frame.index, frame.t, self.detections, fresh)
 
-
     def _kept(self, thumb: np.ndarray, roi: Roi) -> list[np.ndarray]:
         """The kept outlines whose pixels are (mostly) as they were when they named a card."""
         if not self.named or self.named_thumb is None or self.named_thumb.shape != thumb.shape:
