@@ -53,6 +53,12 @@ PHOTO_CONF, LIVE_CONF = 0.45, 0.25
 # wrong ones. On video too: on rendered piles of the choosing seed 31337 it took 5 of the
 # 6 misread top cards away and named as many right.
 VETO, SUIT_VETO = 0.03, 0.01
+# With an enrolled deck the suit veto is stricter: a deck's index may print its suit small
+# (its corner crops, blurred, read clubs for spades and back again), while its middle's
+# pips are large. Chosen on the choice style 555555555 (bench_enrol's scenes, 20 a card):
+# video 999 right / 6 wrong at 0.01, 999 / 4 at 0.1, 1000 / 3 at 0.2, 998 / 3 at 0.3;
+# photos 1013 / 20, 1014 / 19, 1015 / 17.
+DECK_SUIT_VETO = 0.2
 # ...unless an end read the card at VETO_SURE or more (session 13): a 10h whose pips sit near
 # its corners, which the middle (corners blanked) counts as 8 at 0.94, was vetoed against
 # a corner reading of 0.9-0.95. Chosen on the choice sets: realdecks/valid photos and the
@@ -131,7 +137,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
             deck = EnrolledDeck.load(deck, reader=rid)
         corner_reader.deck = deck
     veto = VETO if veto is None else veto
-    suit_veto = SUIT_VETO if veto > 0 else 0.0
+    suit_veto = (DECK_SUIT_VETO if deck is not None else SUIT_VETO) if veto > 0 else 0.0
     middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
     return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
