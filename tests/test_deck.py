@@ -320,3 +320,29 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         assert top1(det(scene.image))[0] == "Ac"
         det.middle = _SuitUnsure()
         assert top1(det(scene.image))[0] == want, deck
+
+
+def test_a_picture_decides_only_where_it_fits_the_middle_well():
+    """Two courts with unrelated pictures: a middle that is the jack's picture refuses the
+    name "queen"; one that fits the jack only loosely (as through an outline that misses
+    the card) decides nothing, however much better the jack fits than the queen."""
+    from companion.deck.enrolled import PICTURE_FIT, PICTURE_MARGIN, _picture_vector
+    from companion.detector.middle_reader import MID_H, MID_W
+
+    def smooth(seed):      # a picture with shapes a blur keeps
+        small = np.random.default_rng(seed).integers(0, 256, (MID_H // 4, MID_W // 4, 3))
+        return cv2.resize(small.astype(np.uint8), (MID_W, MID_H), interpolation=cv2.INTER_CUBIC)
+
+    jack, queen, noise = smooth(1), smooth(2), smooth(3)
+    js, qs = CLASS_NAMES.index("Js"), CLASS_NAMES.index("Qs")
+    deck = EnrolledDeck(np.zeros((20, 4)), np.zeros(20), ["Js", "Qs"], "r", "two",
+                        pictures={js: jack, qs: queen})
+    assert deck.picture_agrees(jack, js) and not deck.picture_agrees(jack, qs)
+    assert deck.picture_agrees(queen, qs) and not deck.picture_agrees(queen, js)
+    # The jack behind a veil of another picture: it fits the jack far better than the
+    # queen, but not well.
+    loose = np.clip(0.55 * jack + 0.85 * (noise.astype(float) - noise.mean()) + 40, 0, 255)
+    loose = loose.astype(np.uint8)
+    fits = [float(_picture_vector(p) @ _picture_vector(loose)) for p in (jack, queen)]
+    assert fits[0] < PICTURE_FIT and fits[0] - fits[1] > PICTURE_MARGIN, fits
+    assert deck.picture_agrees(loose, qs)
