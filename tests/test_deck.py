@@ -218,80 +218,6 @@ def test_enrol_by_dealing_before_the_camera(tmp_path):
     assert len(report.enrolled) >= 0.8 * len(set(truth))
     assert not report.complete and report.lines()[-1].startswith("missing")
     assert all("which card" in q for q, _ in asked)
-    courts = {CLASS_NAMES.index(c) for c in report.enrolled if c[:-1] in "JQK"}
-    assert set(deck.pictures) == courts       # the camera keeps the courts' pictures too
-
-
-@pytest.fixture(scope="module")
-def spade_courts(tmp_path_factory, style):
-    """The jack, queen and king of spades enrolled from photos."""
-    from companion.deck.enrol import enrol_photos
-    rng = np.random.default_rng(5)
-    photos = tmp_path_factory.mktemp("courts")
-    for name in ("Js", "Qs", "Ks", "5s"):
-        cv2.imwrite(str(photos / f"{name}.png"), card_photo(style, CLASS_NAMES.index(name), rng))
-    deck, _ = enrol_photos(photos, load_detector(photo=True), "courts", variations=4,
-                           progress=False)
-    return deck
-
-
-def _middle_of(style, name, rng, angle):
-    """A court's straightened middle in a scene of its own, read from either end."""
-    from companion.detector.card_reader import orientations
-    from companion.detector.middle_reader import middle_crop
-    from companion.render.scene import card_transform, warp_onto
-    face = style.face(CLASS_NAMES.index(name))
-    canvas = np.full((600, 600, 3), (50, 80, 60), np.uint8)
-    H = card_transform(face, (300, 300), 420, angle)
-    warp_onto(canvas, face, H, shade=rng.uniform(0.85, 1.0))
-    fh, fw = face.image.shape[:2]
-    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
-    return middle_crop(canvas, orientations(quad)[int(rng.integers(2))])
-
-
-def test_an_enrolled_deck_knows_its_courts_by_their_pictures(spade_courts, style, tmp_path):
-    deck = spade_courts
-    assert set(deck.pictures) == {CLASS_NAMES.index(c) for c in ("Js", "Qs", "Ks")}
-    rng = np.random.default_rng(9)
-    for name in ("Js", "Qs", "Ks"):
-        middle = _middle_of(style, name, rng, float(rng.uniform(0, 360)))
-        assert deck.picture_agrees(middle, CLASS_NAMES.index(name)), name
-    # The jack named as the queen or the king: its own picture fits it far better. (This
-    # style's queen and king share much of their picture: told apart by less than the
-    # margin, they stand, as the corners name them.)
-    jack = _middle_of(style, "Js", rng, 75.0)
-    assert not deck.picture_agrees(jack, CLASS_NAMES.index("Qs"))
-    assert not deck.picture_agrees(jack, CLASS_NAMES.index("Ks"))
-    # A number, and a court of a suit with no other court enrolled, are not checked.
-    five = _middle_of(style, "5s", rng, 30.0)
-    assert deck.picture_agrees(five, CLASS_NAMES.index("5s"))
-    assert deck.picture_agrees(five, CLASS_NAMES.index("Qh"))
-    # The pictures travel in the deck file; a deck saved without them checks nothing.
-    again = EnrolledDeck.load(deck.save(tmp_path / "courts.deck"))
-    assert set(again.pictures) == set(deck.pictures)
-    assert not again.picture_agrees(jack, CLASS_NAMES.index("Qs"))
-    bare = EnrolledDeck(deck.weights, deck.bias, deck.cards, deck.reader, "bare")
-    assert bare.picture_agrees(jack, CLASS_NAMES.index("Qs"))
-    loaded = EnrolledDeck.load(bare.save(tmp_path / "bare.deck"))
-    assert loaded.pictures == {} and loaded.picture_agrees(jack, CLASS_NAMES.index("Qs"))
-
-
-def test_a_court_whose_picture_is_another_courts_is_unclear_with_a_deck(spade_courts, style,
-                                                                          tmp_path):
-    """End to end: the queen of spades read with its deck; then with a deck whose queen and
-    jack pictures were swapped, the corners still say Qs but the picture says the jack's:
-    "card unclear", not a wrong card, in the video settings (their snapped outline fits
-    the card; a photo's many loose outlines may tell the pictures apart too little)."""
-    rng = np.random.default_rng(4)
-    scene = card_scene(style, CLASS_NAMES.index("Qs"), rng, min_visible=0.98)
-    deck = spade_courts
-    assert top1(load_detector(photo=True, deck=deck)(scene.image))[0] == "Qs"
-    js, qs = CLASS_NAMES.index("Js"), CLASS_NAMES.index("Qs")
-    swapped = EnrolledDeck(deck.weights, deck.bias, deck.cards, deck.reader, "swapped",
-                           pictures={**deck.pictures, js: deck.pictures[qs],
-                                     qs: deck.pictures[js]})
-    assert top1(load_detector(deck=deck)(scene.image))[0] == "Qs"
-    assert top1(load_detector(deck=swapped)(scene.image))[0] is None
 
 
 class _SuitUnsure:
@@ -321,28 +247,3 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         det.middle = _SuitUnsure()
         assert top1(det(scene.image))[0] == want, deck
 
-
-def test_a_picture_decides_only_where_it_fits_the_middle_well():
-    """Two courts with unrelated pictures: a middle that is the jack's picture refuses the
-    name "queen"; one that fits the jack only loosely (as through an outline that misses
-    the card) decides nothing, however much better the jack fits than the queen."""
-    from companion.deck.enrolled import PICTURE_FIT, PICTURE_MARGIN, _picture_vector
-    from companion.detector.middle_reader import MID_H, MID_W
-
-    def smooth(seed):      # a picture with shapes a blur keeps
-        small = np.random.default_rng(seed).integers(0, 256, (MID_H // 4, MID_W // 4, 3))
-        return cv2.resize(small.astype(np.uint8), (MID_W, MID_H), interpolation=cv2.INTER_CUBIC)
-
-    jack, queen, noise = smooth(1), smooth(2), smooth(3)
-    js, qs = CLASS_NAMES.index("Js"), CLASS_NAMES.index("Qs")
-    deck = EnrolledDeck(np.zeros((20, 4)), np.zeros(20), ["Js", "Qs"], "r", "two",
-                        pictures={js: jack, qs: queen})
-    assert deck.picture_agrees(jack, js) and not deck.picture_agrees(jack, qs)
-    assert deck.picture_agrees(queen, qs) and not deck.picture_agrees(queen, js)
-    # The jack behind a veil of another picture: it fits the jack far better than the
-    # queen, but not well.
-    loose = np.clip(0.55 * jack + 0.85 * (noise.astype(float) - noise.mean()) + 40, 0, 255)
-    loose = loose.astype(np.uint8)
-    fits = [float(_picture_vector(p) @ _picture_vector(loose)) for p in (jack, queen)]
-    assert fits[0] < PICTURE_FIT and fits[0] - fits[1] > PICTURE_MARGIN, fits
-    assert deck.picture_agrees(loose, qs)

@@ -6,8 +6,7 @@ what it shows. Both of the card's corners are then cut many times, as an imperfe
 finder and another camera would cut them (the box a few per cent off, turned, seen
 slantwise; blur, light, noise, JPEG), under the card's name; the card read sideways and
 its middle as "no index". The reader's heads are fitted to the features of all those
-crops (`fit_heads`), and the fitted layer is the deck (enrolled.py), with each court's
-straightened middle, its picture.
+crops (`fit_heads`), and the fitted layer is the deck (enrolled.py).
 """
 
 from __future__ import annotations
@@ -21,10 +20,9 @@ import numpy as np
 
 from ..detector.card_reader import (HEADS, NONE_CLASS, CardReaderDetector, corner_crop,
                                     orientations, refine_quad)
-from ..detector.middle_reader import middle_crop
 from ..engine.cards import CLASS_NAMES, JOKER_NAMES
 from ..render.effects import camera
-from .enrolled import EnrolledDeck, is_court, reader_id
+from .enrolled import EnrolledDeck, reader_id
 
 # The fit starts at the shipped heads and its length is what keeps it near them. Chosen
 # on realdecks/valid (one photo of each card enrolled, then read under bench_robustness's
@@ -200,22 +198,12 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, bia
 
 
 def fit_deck(detector: CardReaderDetector, features: list[np.ndarray], labels: list[int],
-             cards: set[str], name: str, info: dict,
-             pictures: dict[int, np.ndarray] | None = None) -> EnrolledDeck:
+             cards: set[str], name: str, info: dict) -> EnrolledDeck:
     """The deck from its crops' features (photos or the camera alike): the heads fitted,
-    tied to the reader that made the features; pictures: the courts' middles."""
+    tied to the reader that made the features."""
     W, b = fit_heads(np.concatenate(features), np.int64(labels), *detector.reader.heads_layer())
     return EnrolledDeck(W, b, [c for c in CLASS_NAMES if c in cards],
-                        reader_id(detector.reader.path), name, info, dict(pictures or {}))
-
-
-def keep_picture(pictures: dict[int, np.ndarray], image: np.ndarray, quad: np.ndarray,
-                 card: str) -> None:
-    """A court's middle, its picture, the first time the court is enrolled (either end up
-    will do: the deck compares both)."""
-    cls = CLASS_NAMES.index(card) if card in CLASS_NAMES else None
-    if cls is not None and is_court(cls) and cls not in pictures:
-        pictures[cls] = middle_crop(image, orientations(quad)[0])
+                        reader_id(detector.reader.path), name, info)
 
 
 def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "deck",
@@ -246,7 +234,6 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
     rng = np.random.default_rng(seed)
     feats: list[np.ndarray] = []
     labels: list[int] = []
-    pictures: dict[int, np.ndarray] = {}
     for path, card in tqdm(todo, desc="enrolling", unit="photo", disable=None if progress
                            else True, leave=False):
         image = cv2.imread(str(path))
@@ -279,9 +266,8 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
             report.jokers.append(path.name)
         else:
             report.enrolled.setdefault(card, []).append(path.name)
-            keep_picture(pictures, image, quad, card)
     if not feats:
         return None, report
     info = {"photos": {c: fs for c, fs in sorted(report.enrolled.items())},
             "jokers": report.jokers, "variations": variations, "source": str(folder)}
-    return fit_deck(detector, feats, labels, set(report.enrolled), name, info, pictures), report
+    return fit_deck(detector, feats, labels, set(report.enrolled), name, info), report

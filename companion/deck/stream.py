@@ -19,8 +19,7 @@ import numpy as np
 
 from ..detector.card_reader import NONE_CLASS, CardReaderDetector
 from ..engine.cards import CLASS_NAMES
-from .enrol import (VARIATIONS, EnrolReport, corner_variations, fit_deck, keep_picture,
-                    parse_photo_name)
+from .enrol import VARIATIONS, EnrolReport, corner_variations, fit_deck, parse_photo_name
 from .enrolled import EnrolledDeck
 
 # What `ask` is given: the question's text and the proposal (a card name or None); it
@@ -49,7 +48,6 @@ class StreamEnrolment:
         self.report = EnrolReport()
         self.features: list[np.ndarray] = []
         self.labels: list[int] = []
-        self.pictures: dict[int, np.ndarray] = {}
 
     def _outline(self, region: np.ndarray, card: str | None):
         """The outline of `card` in the pile region (the best-read one where the reading
@@ -100,7 +98,6 @@ class StreamEnrolment:
         self.features.append(f)
         self.labels += [CLASS_NAMES.index(card)] * len(index) + [NONE_CLASS] * len(none)
         self.report.enrolled[card] = [f"frame {frame}"]
-        keep_picture(self.pictures, region, quad, card)
         n = len(self.report.enrolled)
         print(f"  {card} ({n} of 52)", flush=True)
         if n == 52:
@@ -110,7 +107,7 @@ class StreamEnrolment:
         if not self.features:
             return None
         return fit_deck(self.det, self.features, self.labels, set(self.report.enrolled), name,
-                        {"source": source, "variations": self.variations}, self.pictures)
+                        {"source": source, "variations": self.variations})
 
 
 def enrol_stream(source: str, live_detector, photo_detector: CardReaderDetector,

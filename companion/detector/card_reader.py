@@ -363,37 +363,24 @@ class CardReaderDetector:
         (no detections, and no weight against another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
         is named; one whose ends read no card at all (`ends_at`: where they lie) is named
-        where the middle alone counts its pips and their suit surely. With an enrolled
-        deck, a named court whose middle another court's picture fits better is unclear
-        too, however sure its ends (EnrolledDeck.picture_agrees)."""
+        where the middle alone counts its pips and their suit surely."""
         if self.middle is None:
             return cards
         ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j] or ends_at[j]]
         if not ask:
             return cards
-        middles = [middle_crop(image, readings[j]) for j in ask]
-        deck = getattr(self.reader, "deck", None)
-        refused = []        # (outline, class): courts an enrolled deck's picture refused
-        for j, p, middle in zip(ask, self.middle(middles), middles):
+        probs = self.middle([middle_crop(image, readings[j]) for j in ask])
+        for j, p in zip(ask, probs):
             q, pooled, found = cards[j]
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
-            elif found and deck is not None and not deck.picture_agrees(middle, found[0][2]):
-                cards[j] = (q, 0.0, [])     # another court of an enrolled deck: its picture
-                refused.append((q, found[0][2]))
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])
             elif not found and ends_at[j] and (named := names(p, self.alone)) is not None:
                 cls, sure = named
                 # It ranks as surely read against other outlines of the card.
                 cards[j] = (q, max(pooled, sure), [(box, sure, cls) for box in ends_at[j]])
-        # A picture is told only by an outline that fits the card (a loose one's middle fits
-        # every court about alike): what one refused, no other outline of that card names.
-        for q0, cls in refused:
-            for j, (q, pooled, found) in enumerate(cards):
-                if found and found[0][2] == cls and _same_card(q, q0):
-                    cards[j] = (q, 0.0, [])
         return cards
 
     def _retry(self, image: np.ndarray, card, conf: float):
@@ -508,7 +495,8 @@ class CardReaderDetector:
         """Several outlines of one card: the first (the best read) is kept."""
         kept: list[tuple[np.ndarray, float, list]] = []
         for quad, pooled, found in read:
-            if not any(_same_card(quad, q) for q, _, _ in kept):
+            centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
+            if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _, _ in kept):
                 kept.append((quad, pooled, found))
         return kept
 
@@ -523,12 +511,6 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
-
-
-def _same_card(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two outlines are of one card: their centres within a quarter of the first's
-    diagonal."""
-    return bool(np.linalg.norm(a.mean(0) - b.mean(0)) <= 0.25 * np.linalg.norm(a[0] - a[2]))
 
 
 def _box(region: np.ndarray, W: int, H: int) -> list[float]:

@@ -57,7 +57,8 @@ VETO, SUIT_VETO = 0.03, 0.01
 # (its corner crops, blurred, read clubs for spades and back again), while its middle's
 # pips are large. Chosen on the choice style 555555555 (bench_enrol's scenes, 20 a card):
 # video 999 right / 6 wrong at 0.01, 999 / 4 at 0.1, 1000 / 3 at 0.2, 998 / 3 at 0.3;
-# photos 1013 / 20, 1014 / 19, 1015 / 17.
+# photos 1013 / 20, 1014 / 19, 1015 / 17 at 0.01 / 0.1 / 0.2. On a second choice style,
+# 444444444, it changed no reading in either setting (1022 / 1 and 1030 / 7).
 DECK_SUIT_VETO = 0.2
 # ...unless an end read the card at VETO_SURE or more (session 13): a 10h whose pips sit near
 # its corners, which the middle (corners blanked) counts as 8 at 0.94, was vetoed against
