@@ -246,4 +246,3 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         assert top1(det(scene.image))[0] == "Ac"
         det.middle = _SuitUnsure()
         assert top1(det(scene.image))[0] == want, deck
-
