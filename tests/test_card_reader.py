@@ -9,7 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.detector.card_reader import (CORNER_H, CORNER_W, CROP_H, CROP_W, corner_crop,
+from companion.detector.card_reader import (CORNER_H, CORNER_W, CROP_H, CROP_W,
+                                            CardReaderDetector, corner_crop,
                                             orientations)
 from companion.engine.cards import CLASS_NAMES
 from companion.training.dataset import WHOLE, card_lines
@@ -321,3 +322,43 @@ def test_video_looks_again_with_a_border_where_nothing_reads(card, angle):
     assert seen[-1] == tuple(s + 2 * round(LIVE_WIDER * 600) for s in canvas.shape[:2])
     outline = found.outline[0]
     assert np.abs(outline - quad).max() < 1.0
+
+
+class _TwoOutlines:
+    """A finder that finds one card twice: its outline, and the same a few pixels over."""
+    imgsz = 256
+
+    def __init__(self, quad: np.ndarray) -> None:
+        self.quads = np.float32([quad, quad + 6])
+
+    def __call__(self, img, conf=None):
+        return self.quads, np.float32([0.9, 0.8])
+
+
+class _SplitReader:
+    """Reads the first outline's crops as the 5 of clubs at 0.9, the second's as
+    `second` at `p` (both crops of an outline come in one call, outline by outline)."""
+
+    def __init__(self, second: str, p: float) -> None:
+        self.second, self.p = second, p
+
+    def __call__(self, crops):
+        out = np.full((len(crops), len(CLASS_NAMES) + 1), 0.01 / 52, np.float32)
+        half = len(crops) // 2
+        out[:half, CLASS_NAMES.index("5c")] = 0.9
+        out[half:, CLASS_NAMES.index(self.second)] = self.p
+        return out
+
+
+@pytest.mark.parametrize("second, p, disagree, want", [
+    ("6c", 0.88, 0.0, {"5c"}),       # off: the best outline wins
+    ("6c", 0.88, 0.95, set()),       # two outlines, nearly as sure, two cards: unclear
+    ("6c", 0.6, 0.95, {"5c"}),       # the other outline much less sure: the best stands
+    ("5c", 0.88, 0.95, {"5c"}),      # outlines that agree
+])
+def test_a_card_whose_outlines_name_two_cards_is_unclear(second, p, disagree, want):
+    quad = np.float32([[200, 150], [400, 150], [400, 430], [200, 430]])
+    canvas = np.full((600, 600, 3), 90, np.uint8)
+    det = CardReaderDetector(_TwoOutlines(quad), _SplitReader(second, p), conf=0.45, retry=(),
+                             disagree=disagree)
+    assert set(det(canvas).names) == want

@@ -231,7 +231,7 @@ class CardReaderDetector:
                  suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
-                 wider: float = 0.0) -> None:
+                 wider: float = 0.0, disagree: float = 0.0) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -253,6 +253,8 @@ class CardReaderDetector:
         table's edge drawn out), and its boxes there are read too: at another scale the
         finder boxes a card it boxed badly (no-pad game 2256: a 5c at rest on a pile,
         boxed across its middle in six frames running, read at 0.9 with a border).
+        disagree: a card is "unclear" where another outline of it names another card
+        with at least this share of the best outline's probability (0: never).
         middle: the middle reader, an independent cue to the rank and suit: a card it
         contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
         end read it at `veto_sure` or more; a card whose
@@ -273,6 +275,7 @@ class CardReaderDetector:
         self.pool_looks = pool_looks
         self.grow, self.even_light = grow, even_light
         self.wider = wider
+        self.disagree = disagree
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -490,14 +493,22 @@ class CardReaderDetector:
         quads = [q - np.float32(b) for q in self._find(wide)]
         return [self._retry(image, c, conf) for c in self._read_all(image, quads, conf)]
 
-    @staticmethod
-    def _one_each(read: list) -> list[tuple[np.ndarray, float, list]]:
-        """Several outlines of one card: the first (the best read) is kept."""
+    def _one_each(self, read: list) -> list[tuple[np.ndarray, float, list]]:
+        """Several outlines of one card: the first (the best read) is kept; with
+        `disagree`, it is made unclear where another outline of it names another card
+        with at least that share of its probability."""
         kept: list[tuple[np.ndarray, float, list]] = []
         for quad, pooled, found in read:
             centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
-            if all(np.linalg.norm(centre - q.mean(0)) > 0.25 * size for q, _, _ in kept):
+            same = [k for k, (q, _, _) in enumerate(kept)
+                    if np.linalg.norm(centre - q.mean(0)) <= 0.25 * size]
+            if not same:
                 kept.append((quad, pooled, found))
+                continue
+            q, p, f = kept[same[0]]
+            if self.disagree and found and f and found[0][2] != f[0][2] and \
+                    pooled >= self.disagree * p:
+                kept[same[0]] = (q, 0.0, [])
         return kept
 
     def __call__(self, image: np.ndarray, conf: float | None = None,

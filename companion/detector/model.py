@@ -86,6 +86,14 @@ PHOTO_ALONE, LIVE_ALONE = 0.9, 1.0
 # this share of the frame's height round it (CardReaderDetector's `wider`). Photos have
 # their own second looks (turns, grown boxes, the light evened out).
 LIVE_WIDER = 0.15
+# Photos: a card is "unclear" where two of its outlines name different cards, the second
+# with at least this share of the best one's probability (CardReaderDetector's `disagree`;
+# a photo is read through many outlines and the best reading wins, so one outline's sure
+# mistake would otherwise stand). Chosen in session 36 on realdecks/valid's photos (on a
+# table, close and small in a webcam's frame; 998 right / 16 wrong without) by the rule the
+# veto was chosen by (no more right cards lost than wrong ones removed; a tie in the net
+# goes to the rule that changes less): 0.5 979 / 9, 0.8 993 / 10, 0.95 998 / 15.
+PHOTO_DISAGREE = 0.95
 
 
 def default_model(photo: bool = False) -> Path:
@@ -150,4 +158,5 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               confirm_conf=CONFIRM_CONF,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
                               grow=PHOTO_GROW if photo else (),
-                              even_light=photo, wider=0.0 if photo else LIVE_WIDER)
+                              even_light=photo, wider=0.0 if photo else LIVE_WIDER,
+                              disagree=PHOTO_DISAGREE if photo else 0.0)
