@@ -500,15 +500,15 @@ class CardReaderDetector:
         kept: list[tuple[np.ndarray, float, list]] = []
         for quad, pooled, found in read:
             centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
-            same = [k for k, (q, _, _) in enumerate(kept)
-                    if np.linalg.norm(centre - q.mean(0)) <= 0.25 * size]
-            if not same:
+            k = next((k for k, (q, _, _) in enumerate(kept)
+                      if np.linalg.norm(centre - q.mean(0)) <= 0.25 * size), None)
+            if k is None:
                 kept.append((quad, pooled, found))
                 continue
-            q, p, f = kept[same[0]]
+            q, p, f = kept[k]
             if self.disagree and found and f and found[0][2] != f[0][2] and \
                     pooled >= self.disagree * p:
-                kept[same[0]] = (q, 0.0, [])
+                kept[k] = (q, 0.0, [])
         return kept
 
     def __call__(self, image: np.ndarray, conf: float | None = None,
