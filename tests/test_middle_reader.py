@@ -10,7 +10,8 @@ import pytest
 from companion.detector.card_reader import CardReaderDetector, CornerReader, orientations
 from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
                                               OUTPUTS, MiddleReader, agrees, blank_corners,
-                                              confirms, middle_crop, names, rank_group)
+                                              confirms, middle_crop, names, prefers,
+                                              rank_group)
 from companion.detector.model import MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
@@ -236,3 +237,48 @@ def test_a_card_whose_index_reads_nothing_is_named_by_its_pips_alone_only_where_
     assert len(read(FixedMiddle(COURT, "c"))) == 0
     assert names(FixedMiddle(rank_group(9), "h").p, 0.9) == (CLASS_NAMES.index("10h"),
                                                               pytest.approx(0.99))
+
+
+class TornReader:
+    """A corner reader torn between two cards of one rank: the 2 of spades at 0.5, the 2
+    of clubs at 0.4 (a blurred index's small suit)."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.05 / 51, np.float32)
+        p[:, CLASS_NAMES.index("2s")] = 0.5
+        p[:, CLASS_NAMES.index("2c")] = 0.4
+        return p
+
+
+def _middle(group: int, suits: dict[str, float]) -> FixedMiddle:
+    m = FixedMiddle(group, "s")
+    m.p[len(GROUPS):] = [suits.get(s, 0.0) for s in SUITS]
+    return m
+
+
+def test_a_close_call_the_middles_suit_turns_is_unclear():
+    canvas, quad = _placed("2c", 20, 5)
+
+    def names(middle, fuse=1.0):
+        return set(CardReaderDetector(FixedFinder(quad), TornReader(), retry=(), middle=middle,
+                                      veto=0.03, suit_veto=0.01, fuse=fuse)(canvas).names)
+
+    clubs = _middle(rank_group(1), {"c": 0.7, "s": 0.3})     # the large pips look like clubs
+    assert names(clubs, fuse=0.0) == {"2s"}                  # off: the corner's call stands
+    assert names(clubs) == set()                             # 0.5 x 0.3 < 0.4 x 0.7: unclear
+    assert names(_middle(rank_group(1), {"c": 0.55, "s": 0.45})) == {"2s"}   # not enough
+    assert names(_middle(rank_group(1), {"s": 0.9, "c": 0.1})) == {"2s"}     # agreeing pips
+    # A picture says nothing of the suit (a court's middle): the call stands.
+    assert names(_middle(COURT, {"c": 0.9, "s": 0.1})) == {"2s"}
+
+
+def test_the_suit_weighing_rule():
+    corner = np.zeros(len(CLASS_NAMES), np.float32)
+    corner[CLASS_NAMES.index("10s")], corner[CLASS_NAMES.index("10c")] = 0.6, 0.3
+    spades, clubs = CLASS_NAMES.index("10s"), CLASS_NAMES.index("10c")
+    pips = _middle(rank_group(9), {"c": 0.8, "s": 0.2}).p
+    assert not prefers(pips, corner, spades, 1.0)            # 0.6 x 0.2 < 0.3 x 0.8
+    assert prefers(pips, corner, spades, 0.0)                # weighing off
+    assert prefers(pips, corner, spades, 0.3)                # weighed lightly it stands
+    assert prefers(pips, corner, clubs, 1.0)
+    assert prefers(_middle(COURT, {"c": 1.0}).p, corner, spades, 1.0)

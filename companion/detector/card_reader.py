@@ -24,7 +24,7 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import MiddleReader, agrees, confirms, middle_crop, names
+from .middle_reader import MiddleReader, agrees, confirms, middle_crop, names, prefers
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -231,7 +231,8 @@ class CardReaderDetector:
                  suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
-                 wider: float = 0.0, disagree: float = 0.0) -> None:
+                 wider: float = 0.0, disagree: float = 0.0,
+                 fuse: float = 0.0) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -262,7 +263,9 @@ class CardReaderDetector:
         rank and suit with at least `confirm` (middle_reader.confirms; 1: never); a card
         whose ends name nothing even so is named by its middle alone where the middle
         counts its pips and their suit each at `alone` or more (middle_reader.names; 1:
-        never)."""
+        never); fuse: a named card whose corner reading, each card weighed by the
+        middle's probability of its suit to this power, no longer comes out on top is
+        "unclear" (middle_reader.prefers; 0: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -276,6 +279,7 @@ class CardReaderDetector:
         self.grow, self.even_light = grow, even_light
         self.wider = wider
         self.disagree = disagree
+        self.fuse = fuse
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -324,7 +328,7 @@ class CardReaderDetector:
             if p[cls] >= conf and (given_index or p[cls] >= p[NONE_CLASS]):
                 sure = p[cls] / max(1e-6, 1.0 - p[NONE_CLASS]) if given_index else p[cls]
                 found.append((_box(regions[j], W, H), float(min(1.0, sure)), cls))
-        return float(pooled[k][cls]), found, 2 * k
+        return float(pooled[k][cls]), found, 2 * k, pooled[k]
 
     def _read_all(self, image: np.ndarray, quads: list[np.ndarray], conf: float,
                   as_is: list[np.ndarray] | tuple = ()):
@@ -343,13 +347,14 @@ class CardReaderDetector:
         looks += [[q] for q in quads[len(looks):]]
         prepared = [self._prepare(image, o) for o in looks]
         probs = self.reader([c for crops, *_ in prepared for c in crops])
-        out, readings, unsure, ends_at, i = [], [], [], [], 0
+        out, readings, unsure, ends_at, vectors, i = [], [], [], [], [], 0
         low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf <= conf
         alone = self.middle is not None and self.alone < 1.0
         for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
             p = probs[i:i + len(crops)]
-            pooled, found, reading = self._decide(p, n_looks, ends, regions, conf, W, H)
+            pooled, found, reading, vector = self._decide(p, n_looks, ends, regions, conf, W, H)
             out.append((q, pooled, found))
+            vectors.append(vector)
             readings.append(orientations(outlines[-1])[reading])
             unsure.append(None if found or not low else
                           self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H,
@@ -358,10 +363,10 @@ class CardReaderDetector:
             ends_at.append(None if found or unsure[-1] or not alone else
                            [_box(regions[j], W, H) for j in (reading, reading + 1)])
             i += len(crops)
-        return self._check_middles(image, out, readings, unsure, ends_at)
+        return self._check_middles(image, out, readings, unsure, ends_at, vectors)
 
     def _check_middles(self, image: np.ndarray, cards: list, readings: list,
-                       unsure: list, ends_at: list) -> list:
+                       unsure: list, ends_at: list, vectors: list) -> list:
         """The middle read as a second cue. A named card it contradicts is made unclear
         (no detections, and no weight against another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
@@ -377,6 +382,8 @@ class CardReaderDetector:
             q, pooled, found = cards[j]
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
+                cards[j] = (q, 0.0, [])
+            elif found and self.fuse and not prefers(p, vectors[j], found[0][2], self.fuse):
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])

@@ -119,3 +119,18 @@ def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     if not 1 <= group < COURT or p < sure:
         return None
     return suit * len(RANKS) + group, p
+
+
+
+def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float) -> bool:
+    """Whether a card stays the likeliest once the corner reader's pooled reading (its 52
+    card probabilities) is weighed with the middle's suit: each card's probability times
+    the middle's probability of that card's suit to the power `suit_w`, where the middle
+    sees pips (2-10 or an ace; a picture says nothing of the suit). A card the corner
+    reader chose over a close second that the middle's large pips favour is not kept (a
+    blurred index's club read as a spade over clear club pips)."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    if int(groups.argmax()) == COURT or not suit_w:
+        return True
+    weight = np.repeat(np.maximum(suits, 1e-6) ** suit_w, len(RANKS))    # suit-major classes
+    return int(np.argmax(np.asarray(corner[:len(weight)]) * weight)) == card_cls

@@ -94,6 +94,18 @@ LIVE_WIDER = 0.15
 # veto was chosen by (no more right cards lost than wrong ones removed; a tie in the net
 # goes to the rule that changes less): 0.5 979 / 9, 0.8 993 / 10, 0.95 998 / 15.
 PHOTO_DISAGREE = 0.95
+# A named card is "unclear" where its corner reading, each card's probability weighed by
+# the middle's probability of that card's suit (to this power; where the middle sees pips),
+# would name another card (middle_reader.prefers): a blurred index's club read as a spade
+# over clear club pips. Photos and video alike. Chosen in session 37 on the choice sets by
+# the rules fixed before (photos: no more right lost than wrong removed; piles: no more
+# misreads, at most one whole top card fewer; games: no fewer flips, no more false ones):
+# realdecks/valid's photos 998 right / 15 wrong -> 999 / 14; rendered piles (1,500 each)
+# of seed 31337 12 -> 10 misreads, whole 1055 either way, of 31338 13 -> 12, whole
+# 1066 -> 1067; valid-face games 206-215 391 / 407 flips, 2 false -> 392, 1. At 2: piles
+# 8 and 12 misreads, but photos 997 / 14 and those games 387 flips, 1 false (a red-inked
+# 4c's and an Ah's middles read another suit).
+FUSE = 1.0
 
 
 def default_model(photo: bool = False) -> Path:
@@ -159,4 +171,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
                               grow=PHOTO_GROW if photo else (),
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
-                              disagree=PHOTO_DISAGREE if photo else 0.0)
+                              disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE)
