@@ -306,8 +306,9 @@ class CardReaderDetector:
     @staticmethod
     def _decide(probs: np.ndarray, looks: int, ends: int, regions, conf: float, W: int, H: int,
                 given_index: bool = False):
-        """One card from its crops' probabilities: its best identity's pooled probability
-        and a detection per end that reads it. given_index: an end names the card even
+        """One card from its crops' probabilities: its best identity's pooled probability,
+        a detection per end that reads it, which reading it is, and the pooled card
+        probabilities it was chosen from. given_index: an end names the card even
         where "no index" reads higher, and its confidence is the card's probability given
         that an index is there (an unsure reading, for the middle reader to confirm: a
         corner crop cluttered by the card below or a hand can leave the reader unsure an
@@ -367,8 +368,10 @@ class CardReaderDetector:
 
     def _check_middles(self, image: np.ndarray, cards: list, readings: list,
                        unsure: list, ends_at: list, vectors: list) -> list:
-        """The middle read as a second cue. A named card it contradicts is made unclear
-        (no detections, and no weight against another outline of the card); an unsure one
+        """The middle read as a second cue. A named card it contradicts, or whose corner
+        reading (`vectors`: each outline's pooled card probabilities) its suit turns to
+        another card (`fuse`), is made unclear (no detections, and no weight against
+        another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
         is named; one whose ends read no card at all (`ends_at`: where they lie) is named
         where the middle alone counts its pips and their suit surely."""

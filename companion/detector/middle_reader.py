@@ -121,7 +121,6 @@ def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     return suit * len(RANKS) + group, p
 
 
-
 def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float) -> bool:
     """Whether a card stays the likeliest once the corner reader's pooled reading (its 52
     card probabilities) is weighed with the middle's suit: each card's probability times
