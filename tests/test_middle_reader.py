@@ -282,3 +282,24 @@ def test_the_suit_weighing_rule():
     assert prefers(pips, corner, spades, 0.3)                # weighed lightly it stands
     assert prefers(pips, corner, clubs, 1.0)
     assert prefers(_middle(COURT, {"c": 1.0}).p, corner, spades, 1.0)
+
+
+def test_the_pip_count_weighs_in_where_the_middle_counts_pips():
+    # An index read 9 over 10 of one suit (a blurred "9"), pips counted 10.
+    corner = np.zeros(len(CLASS_NAMES), np.float32)
+    nine, ten = CLASS_NAMES.index("9s"), CLASS_NAMES.index("10s")
+    corner[nine], corner[ten] = 0.6, 0.3
+    counted_ten = _middle(rank_group(9), {"s": 1.0}).p
+    counted_ten[:len(GROUPS)] = 0.0
+    counted_ten[rank_group(9)], counted_ten[rank_group(8)] = 0.8, 0.2
+    assert prefers(counted_ten, corner, nine, 1.0)                # the suit alone: it stands
+    assert not prefers(counted_ten, corner, nine, 1.0, 1.0)       # 0.6 x 0.2 < 0.3 x 0.8
+    assert prefers(counted_ten, corner, ten, 1.0, 1.0)
+    assert prefers(counted_ten, corner, nine, 1.0, 0.3)           # weighed lightly it stands
+    # A middle that sees an ace or a picture says nothing of the rank.
+    ace = counted_ten.copy()
+    ace[:len(GROUPS)] = 0.0
+    ace[0], ace[rank_group(9)] = 0.7, 0.3
+    assert prefers(ace, corner, nine, 1.0, 1.0)
+    # The rank weighed on its own, the suit's weight off.
+    assert not prefers(counted_ten, corner, nine, 0.0, 1.0)

@@ -232,7 +232,7 @@ class CardReaderDetector:
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
-                 fuse: float = 0.0) -> None:
+                 fuse: float = 0.0, fuse_rank: float = 0.0) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -263,9 +263,10 @@ class CardReaderDetector:
         rank and suit with at least `confirm` (middle_reader.confirms; 1: never); a card
         whose ends name nothing even so is named by its middle alone where the middle
         counts its pips and their suit each at `alone` or more (middle_reader.names; 1:
-        never); fuse: a named card whose corner reading, each card weighed by the
-        middle's probability of its suit to this power, no longer comes out on top is
-        "unclear" (middle_reader.prefers; 0: never)."""
+        never); fuse, fuse_rank: a named card whose corner reading, each card weighed by
+        the middle's probability of its suit to the power `fuse` and of its rank group to
+        the power `fuse_rank`, no longer comes out on top is "unclear"
+        (middle_reader.prefers; 0: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -279,7 +280,7 @@ class CardReaderDetector:
         self.grow, self.even_light = grow, even_light
         self.wider = wider
         self.disagree = disagree
-        self.fuse = fuse
+        self.fuse, self.fuse_rank = fuse, fuse_rank
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -369,9 +370,9 @@ class CardReaderDetector:
     def _check_middles(self, image: np.ndarray, cards: list, readings: list,
                        unsure: list, ends_at: list, vectors: list) -> list:
         """The middle read as a second cue. A named card it contradicts, or whose corner
-        reading (`vectors`: each outline's pooled card probabilities) its suit turns to
-        another card (`fuse`), is made unclear (no detections, and no weight against
-        another outline of the card); an unsure one
+        reading (`vectors`: each outline's pooled card probabilities) its suit and pip
+        count turn to another card (`fuse`, `fuse_rank`), is made unclear (no
+        detections, and no weight against another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
         is named; one whose ends read no card at all (`ends_at`: where they lie) is named
         where the middle alone counts its pips and their suit surely."""
@@ -386,7 +387,8 @@ class CardReaderDetector:
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
-            elif found and self.fuse and not prefers(p, vectors[j], found[0][2], self.fuse):
+            elif found and (self.fuse or self.fuse_rank) and \
+                    not prefers(p, vectors[j], found[0][2], self.fuse, self.fuse_rank):
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])

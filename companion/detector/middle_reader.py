@@ -121,15 +121,23 @@ def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     return suit * len(RANKS) + group, p
 
 
-def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float) -> bool:
+def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
+            rank_w: float = 0.0) -> bool:
     """Whether a card stays the likeliest once the corner reader's pooled reading (its 52
-    card probabilities) is weighed with the middle's suit: each card's probability times
-    the middle's probability of that card's suit to the power `suit_w`, where the middle
-    sees pips (2-10 or an ace; a picture says nothing of the suit). A card the corner
-    reader chose over a close second that the middle's large pips favour is not kept (a
-    blurred index's club read as a spade over clear club pips)."""
+    card probabilities) is weighed with the middle: each card's probability times the
+    middle's probability of that card's suit to the power `suit_w`, where the middle sees
+    pips (2-10 or an ace; a picture says nothing of the suit), and times its probability
+    of the card's rank group to the power `rank_w`, where it counts pips (2-10: a middle
+    that sees an ace or a picture says nothing of the rank, as in `agrees`). A card the
+    corner reader chose over a close second that the middle's large pips favour is not
+    kept (a blurred index's club read as a spade over clear club pips; an index read 9
+    over eight counted pips)."""
     groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
-    if int(groups.argmax()) == COURT or not suit_w:
+    seen = int(groups.argmax())
+    if seen == COURT or not (suit_w or rank_w):
         return True
     weight = np.repeat(np.maximum(suits, 1e-6) ** suit_w, len(RANKS))    # suit-major classes
+    if rank_w and seen >= 1:
+        by_rank = np.array([groups[rank_group(r)] for r in range(len(RANKS))])
+        weight = weight * np.tile(np.maximum(by_rank, 1e-6) ** rank_w, len(SUITS))
     return int(np.argmax(np.asarray(corner[:len(weight)]) * weight)) == card_cls

@@ -106,6 +106,13 @@ PHOTO_DISAGREE = 0.95
 # 8 and 12 misreads, but photos 997 / 14 and those games 387 flips, 1 false (a red-inked
 # 4c's and an Ah's middles read another suit).
 FUSE = 1.0
+# Photos weigh the middle's pip count in the same way (its probability of the card's rank
+# group, where it counts 2-10 pips, to this power; middle_reader.prefers): an index read
+# one pip off. Chosen in session 38 by the same rules: realdecks/valid's photos 999 / 14
+# -> 999 / 13 (a small 7s read 4s made unclear); rendered piles of seed 31337 1055 / 10
+# either way, 31338 1067 / 12 -> 1068 / 11; but the valid-face games 206-215 392 -> 391
+# flips (1 false either way): one flip fewer, so video does not.
+PHOTO_FUSE_RANK, LIVE_FUSE_RANK = 1.0, 0.0
 
 
 def default_model(photo: bool = False) -> Path:
@@ -171,4 +178,5 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
                               grow=PHOTO_GROW if photo else (),
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
-                              disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE)
+                              disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
+                              fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK)
