@@ -387,8 +387,7 @@ class CardReaderDetector:
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
-            elif found and (self.fuse or self.fuse_rank) and \
-                    not prefers(p, vectors[j], found[0][2], self.fuse, self.fuse_rank):
+            elif found and not prefers(p, vectors[j], found[0][2], self.fuse, self.fuse_rank):
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])

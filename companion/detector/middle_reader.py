@@ -131,7 +131,7 @@ def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
     that sees an ace or a picture says nothing of the rank, as in `agrees`). A card the
     corner reader chose over a close second that the middle's large pips favour is not
     kept (a blurred index's club read as a spade over clear club pips; an index read 9
-    over eight counted pips)."""
+    where the middle counts ten pips). Both weights 0: every card stands."""
     groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
     seen = int(groups.argmax())
     if seen == COURT or not (suit_w or rank_w):
