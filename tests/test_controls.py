@@ -49,6 +49,32 @@ def test_correction_keys_put_the_last_flip_slap_or_pile_right():
     assert keys.key("q", pipe, 5.0) == "quit"
 
 
+def test_a_card_the_referee_missed_is_added_in_turn_with_what_it_makes():
+    said: list[dict] = []
+    pipe = _fed([{"type": "flip", "card": "5s", "t": 1.0}], out=said.append)  # Ada's
+    keys = TableKeys()
+    # Ben's 9h was played and never called (an art deck's): the table adds it.
+    assert keys.feed("a9h", pipe, 2.0) is None
+    flip = [a for a in said if a["type"] == "flip"][-1]
+    assert flip["card"] == "9h" and flip["seat"] == 1 and flip["added"] is True
+    assert pipe.game.top_cards(2) == ["5s", "9h"] and pipe.game.turn == 2
+    n = len(said)
+    pipe.feed({"type": "flip", "card": "9d", "t": 3.0})  # Cho's card: a pair on it
+    assert [(a["type"], a.get("seat")) for a in said[n:]][0] == ("flip", 2)
+    assert "pattern" in [a["type"] for a in said[n:]]
+    # A card already in the pile, or not a card, is refused and changes nothing.
+    for bad in ("9h", "zz"):
+        out = pipe.missed(bad, t=4.0)
+        assert out[0]["type"] == "rejected" and pipe.game.pile_count == 3
+    # The referee asked who took the pile because that card hid it: adding the card
+    # answers "nobody" first, and what was held follows it.
+    pipe.asking = {"type": "ask", "question": "pile_taken", "t": 5.0}
+    keys.feed("aKc", pipe, 5.5)
+    answers = [a for a in said if a["type"] == "answer"]
+    assert pipe.asking is None and answers[-1]["seat"] is None
+    assert pipe.game.top_cards(1) == ["Kc"] and pipe.game.pile_count == 4
+
+
 def test_seat_keys_slap_and_answer_and_d_deals_the_next_hand():
     said: list[dict] = []
     pipe = _fed([{"type": "flip", "card": "7s"}, {"type": "flip", "card": "7h"}], P[:2],

@@ -98,6 +98,18 @@ def test_pile_picked_up_then_a_new_pile():
     assert tr.order == ["3s"]
 
 
+def test_a_card_the_table_added_is_not_a_flip_when_read_later():
+    tr = FlipTracker(frame_diag=1000)
+    ev = run(tr, [dets(("Ad", 0.9, (300, 300)))] * 3)
+    tr.played("7c", 3 / FPS)                # the reader could not name it; the table did
+    assert tr.order == ["Ad", "7c"] and tr.top == "7c"
+    # Read at last (the light changed): it is the top card, not a new flip.
+    ev = run(tr, [dets(("7c", 0.9, (310, 305)))] * 4, start=4)
+    assert flips(ev) == [] and tr.order == ["Ad", "7c"]
+    ev = run(tr, [dets(("2s", 0.9, (320, 300)))] * 3, start=8)
+    assert flips(ev) == [("2s", 9)]
+
+
 def test_low_confidence_is_unclear_not_guessed():
     tr = FlipTracker(frame_diag=1000)
     ev = run(tr, [dets(("8d", 0.3, (300, 300)))] * 12)

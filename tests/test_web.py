@@ -182,6 +182,12 @@ def test_the_pages_control_buttons_ask_and_correct_through_the_referees_loop(bro
         page.click("#setcard")                                # not a card: said on the page
         page.wait_for_function("document.getElementById('said').textContent.includes('zz')",
                                timeout=5000)
+        page.fill("#card", "Kd")
+        page.click("#addcard")                                # a card the referee missed
+        deadline = time.monotonic() + 5
+        while pipe.game.top_cards(1) != ["Kd"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pipe.game.top_cards(1) == ["Kd"] and pipe.game.stacks == [3, 6]
         bad = page.request.post(server.url + "keys", data={"keys": "rm -rf"})
         assert bad.status == 400 and "not a control" in bad.json()["error"]
     finally:

@@ -5,6 +5,7 @@ SSH too) and the table page's buttons.
     0          (when asked who took a pile) nobody: it is still there
     u          the last slap never happened          n   the last flip was no card
     c + card   the last flip was that card (c6h)     g + seat key   the last pile was theirs
+    a + card   a card played that the referee missed (a6h): it is on top now
     d          deal the next hand now (the hand is over)
     t  whose turn     p  what is on the pile     k  how many cards each player has
     l  how many chances are left                 s  the score
@@ -26,7 +27,8 @@ QUESTIONS = {"t": "turn", "p": "pile", "k": "cards", "l": "chances", "s": "score
 
 HELP = ("1-9: that seat slaps (or took the pile, when asked); 0: nobody took it; u: the "
         "last slap never happened; n: the last flip was no card; c then a card (c6h): the "
-        "last flip was that card; g then a seat key: the last pile was theirs; d: deal the "
+        "last flip was that card; a then a card (a6h): a card played that the referee missed; "
+        "g then a seat key: the last pile was theirs; d: deal the "
         "next hand; t: whose turn; p: the pile; k: cards each; l: chances left; s: the "
         "score; q: quit")
 
@@ -58,7 +60,7 @@ class TableKeys:
     input, since a correction's card or seat follows its letter."""
 
     def __init__(self) -> None:
-        self.typed: str | None = None       # a "c" or "g" started, and what followed
+        self.typed: str | None = None       # a "c", "a" or "g" started, and what followed
 
     def feed(self, text: str, pipeline, t: float) -> str | None:
         """Every key of text in turn; "quit" when one was q, else None."""
@@ -85,7 +87,7 @@ class TableKeys:
             pipeline.correct("slap", t=t)
         elif ch == "n":
             pipeline.correct("flip", None, t=t)
-        elif ch in ("c", "g"):
+        elif ch in ("c", "a", "g"):
             self.typed = ch
         elif ch == "d":
             pipeline.deal(t)
@@ -104,14 +106,17 @@ class TableKeys:
             if seat.isdigit() and 1 <= int(seat) <= 9:
                 pipeline.correct("award", int(seat) - 1, t=t)
             return "done"
-        card = self.typed[1:]
+        started, card = self.typed[0], self.typed[1:]
         if len(card) >= 2 and card[-1] in "shdc":
             self.typed = None
             try:
                 parse_card(card)
             except ValueError:
                 return "done"                  # not a card: the correction is dropped
-            pipeline.correct("flip", card, t=t)
+            if started == "a":
+                pipeline.missed(card, t=t)
+            else:
+                pipeline.correct("flip", card, t=t)
         elif len(card) > 3:
             self.typed = None
         return "done"

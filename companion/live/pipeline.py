@@ -21,6 +21,7 @@ import numpy as np
 from ..detector.card_reader import CORNER_SPAN
 from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game, parse_card
+from ..engine.cards import card_name
 from .capture import Frame
 from .hands import HandWatcher
 from .landing import LandingOutline, changed_within
@@ -618,6 +619,24 @@ class LivePipeline:
         if self.log is not None:
             self.log.correction(index, new)
         return [self.announce(rec, self.watcher.frame_index)]
+
+    def missed(self, card: str, t: float | None = None) -> list[dict]:
+        """The table adds a card the referee did not call (one the reader could not name:
+        an art deck's): it was played just now and lies on top, so the referee calls it as
+        it would have, in turn, with whatever it makes (a pattern, a challenge). A
+        question "who took the pile?" still open is answered "nobody" first: the pile
+        was there, under that card. A card already in the pile, or not a card, is
+        refused."""
+        try:
+            card = card_name(parse_card(str(card)))
+        except ValueError as exc:
+            return [self.announce({"type": "rejected", "reason": f"missed card: {exc}",
+                                   "t": t})]
+        out = self.answer(None, t) if self.asking is not None else []
+        if self.tracker is not None:
+            self.tracker.played(card, t)
+        return out + self.feed({"type": "flip", "card": card, "t": t},
+                               self.watcher.frame_index, {"added": True}, ("flip",))
 
     def _gave(self, i: int) -> bool:
         """Whether event i gave a pile away (replayed to see)."""

@@ -257,6 +257,19 @@ class FlipTracker:
             self.top_boxes = None       # the old top card: where it lies is learnt when seen
         self.last_pile_seen = self.t if t is None else t
 
+    def played(self, card: str, t: float | None = None) -> None:
+        """The table says `card` was played and not called (the reader could not name
+        it): it is the top card now, where it lies learnt when it is next seen; read
+        later, it is that card, not a flip."""
+        self.candidates.pop(card, None)
+        self.covered.pop(card, None)
+        self.pile[card] = np.full(4, np.nan)
+        if card in self.order:
+            self.order.remove(card)
+        self.order.append(card)
+        self.top_boxes = None
+        self.last_pile_seen = self.t if t is None else t
+
     def _leave(self, card: str, box, t: float) -> None:
         """card is of a won pile, on its way out: last seen at t in box (NaN: unknown)."""
         box = np.asarray(box, np.float64)

@@ -116,7 +116,7 @@ class Hub:
 
 def page_keys_problem(text, players: int) -> str | None:
     """Why a page's key string is not one control (None: it is). The page sends whole
-    controls: a question or correction key, "c" and a card, "g" and a seat key."""
+    controls: a question or correction key, "c" or "a" and a card, "g" and a seat key."""
     from ..engine import parse_card
     from ..live.controls import QUESTIONS
     if not isinstance(text, str) or not text:
@@ -125,7 +125,7 @@ def page_keys_problem(text, players: int) -> str | None:
         return None
     if text[0] == "g" and text[1:].isdigit() and 1 <= int(text[1:]) <= min(players, 9):
         return None
-    if text[0] == "c" and len(text) > 2:
+    if text[0] in "ca" and len(text) > 2:
         try:
             parse_card(text[1:])
             return None
