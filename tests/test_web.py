@@ -120,7 +120,10 @@ def test_the_page_asks_who_took_the_pile_and_its_buttons_answer(browser):
         page.wait_for_selector("#question button", timeout=5000)
         assert page.inner_text("#asked") == "Pile taken: who won it?"
         assert page.locator("#choices button").all_inner_texts() == [
-            *players, "Nobody: it is still there"]
+            *players, "Nobody: it is still there", "Add it"]
+        page.fill("#missedcard", "9h")              # a card it missed hid the pile
+        page.click("#choices button:has-text('Add it')")
+        assert hub.keys.get(timeout=5) == "a9h"
         page.click("#choices button:has-text('Ben')")
         assert hub.answers.get(timeout=5) == 1
         page.click("#choices button:has-text('Nobody')")
