@@ -65,7 +65,8 @@ def test_a_card_the_referee_missed_is_added_in_turn_with_what_it_makes():
     # A card already in the pile, or not a card, is refused and changes nothing.
     for bad in ("9h", "zz"):
         out = pipe.missed(bad, t=4.0)
-        assert out[0]["type"] == "rejected" and pipe.game.pile_count == 3
+        assert out[0]["type"] == "rejected" and bad in out[0]["reason"]
+        assert pipe.game.top_cards(3) == ["5s", "9h", "9d"]
     # The referee asked who took the pile because that card hid it: adding the card
     # answers "nobody" first, and what was held follows it.
     pipe.asking = {"type": "ask", "question": "pile_taken", "t": 5.0}

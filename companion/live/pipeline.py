@@ -628,10 +628,14 @@ class LivePipeline:
         was there, under that card. A card already in the pile, or not a card, is
         refused."""
         try:
-            card = card_name(parse_card(str(card)))
+            cid = parse_card(str(card))
         except ValueError as exc:
             return [self.announce({"type": "rejected", "reason": f"missed card: {exc}",
                                    "t": t})]
+        card = card_name(cid)
+        if cid in self.game.pile:       # refused before the tracker is told of it
+            return [self.announce({"type": "rejected", "t": t,
+                                   "reason": f"missed card: {card} is already in the pile"})]
         out = self.answer(None, t) if self.asking is not None else []
         if self.tracker is not None:
             self.tracker.played(card, t)
