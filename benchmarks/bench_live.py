@@ -12,7 +12,10 @@ model, and matches the called flips to the true ones:
   while hands were over the pile that match no true flip;
 - latency from the first frame where the card rests to its announcement: the frames
   waited (at 30 fps) plus the processing time of the frame that confirmed it;
-- throughput of `watch` at 1280x720, with motion gating and without.
+- throughput of `watch` at 1280x720, with motion gating and without;
+- how often the referee asked "who took the pile?" and how many of those the table
+  answered "nobody" (the pile was there: usually under a card the reader could not
+  name, which hides it).
 
 A called flip matches a true one of the same card from 3 frames (100 ms) before the true
 first resting frame (the renderer's rest frame is when the card stops; the reader can
@@ -278,6 +281,7 @@ def main() -> None:
     slap_delays: list[float] = []
     settling = {"matched": 0, "called": 0}      # calls up to 10 frames early counted too
     lat_ms, frames, secs, frames_ng, secs_ng, dropped = [], 0, 0.0, 0, 0.0, 0
+    asked = nobody = 0          # "who took the pile?", and those answered "nobody"
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for seed in range(args.first_seed, args.first_seed + args.games):
@@ -294,6 +298,9 @@ def main() -> None:
                           f"{ss['invented']} invented, {ss['asks']} questions, "
                           f"{ss['rejected']} rejected")
                 s = score(truth, calls, 30.0)
+                asked += sum(c.get("type") == "ask" for c in calls)
+                nobody += sum(c.get("type") == "answer" and c.get("seat") is None
+                              for c in calls)
                 for k in totals:
                     totals[k] += s[k]
                 s10 = score(truth, calls, 30.0, early=10)
@@ -341,6 +348,8 @@ def main() -> None:
               f"p95 {lat_ms[int(len(lat_ms) * 0.95)]:.0f} ms (targets <= 70, <= 120); "
               f"{early} of {len(lat_ms)} calls came before the card's rest frame (as it "
               "settled), counted as negative")
+    print(f"'who took the pile?': {asked} asked, {nobody} answered 'nobody' (the pile "
+          "was there all along: most often under a card the reader could not name)")
     if args.no_pad and slap_tot:
         n = slap_tot["slaps"]
         print(f"slaps seen by the camera (no pad): {slap_tot['right']} of {n} right for the "
