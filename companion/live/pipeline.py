@@ -636,7 +636,7 @@ class LivePipeline:
         if cid in self.game.pile:       # refused before the tracker is told of it
             return [self.announce({"type": "rejected", "t": t,
                                    "reason": f"missed card: {card} is already in the pile"})]
-        out = self.answer(None, t) if self.asking is not None else []
+        out = self.answer(None, t)      # nothing when no question is open
         if self.tracker is not None:
             self.tracker.played(card, t)
         return out + self.feed({"type": "flip", "card": card, "t": t},
