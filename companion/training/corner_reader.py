@@ -362,6 +362,9 @@ def main() -> None:
     ap.add_argument("--init", default=None, help="start from these weights (.pt)")
     ap.add_argument("--widths", type=int, nargs=4, default=list(WIDTHS), metavar="W",
                     help="channels of the stem and the three blocks (default %(default)s)")
+    ap.add_argument("--keep-epochs", action="store_true",
+                    help="also keep each epoch's weights (OUT-epochN.pt), to choose one by "
+                         "its figures afterwards rather than take the last")
     ap.add_argument("--out", default="models/corner_reader.onnx")
     ap.add_argument("--export-only", action="store_true",
                     help="write the ONNX of the --init weights and stop (no training)")
@@ -457,6 +460,8 @@ def main() -> None:
               f"{sr['false index']:.4f}{webcam}; {time.time() - t0:.0f} s", flush=True)
         pt.parent.mkdir(parents=True, exist_ok=True)
         torch.save(model.state_dict(), pt)
+        if args.keep_epochs:
+            torch.save(model.state_dict(), pt.with_name(f"{pt.stem}-epoch{epoch + 1}.pt"))
     export(model, out)
     print(f"wrote {out} and {pt}")
 
