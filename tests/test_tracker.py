@@ -123,6 +123,19 @@ def test_steady_moderate_confidence_is_enough():
     assert flips(ev) == [("8d", 3)]
 
 
+def test_unsure_looks_do_not_settle_a_card_read_another_way_as_surely_just_before():
+    """A Qd lands: read Qd as it comes in (0.42, 0.68, moving), then Kd at rest on four
+    looks at 0.45-0.5. The reader is torn between two cards: neither is called on unsure
+    looks. Read Kd surer than it ever read Qd, or with no rival reading, it is called."""
+    landing = [dets(("Qd", 0.42, (200, 300))), dets(("Qd", 0.68, (260, 300)))]
+    rest = lambda c: [dets(("Kd", c, (300, 300)))] * 6
+    assert flips(run(FlipTracker(frame_diag=1000), landing + rest(0.47))) == []
+    assert flips(run(FlipTracker(frame_diag=1000), [dets()] * 2 + rest(0.47))) == [("Kd", 5)]
+    assert flips(run(FlipTracker(frame_diag=1000), landing + rest(0.7))) == [("Kd", 3)]
+    once = [dets(), dets(("Qd", 0.68, (260, 300)))]       # one look is no rival
+    assert flips(run(FlipTracker(frame_diag=1000), once + rest(0.47))) == [("Kd", 5)]
+
+
 def test_a_card_whose_best_corner_changes_each_frame_is_still_at_rest():
     """Both ends of a resting card are read; which one reads best flickers. That is not
     movement: the card is confirmed as soon as it has been seen twice."""

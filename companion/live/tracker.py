@@ -85,6 +85,7 @@ class Candidate:
     # 0.38 on part of a 10c on 3 looks, repeated on the gated frames after, was called).
     fresh: int = 0
     fresh_conf: float = 0.0
+    best: float = 0.0              # its surest reading on a look the detector made
     middles: np.ndarray | None = None   # (k, 2): its outlines' middles, where known
 
     @property
@@ -165,6 +166,9 @@ class FlipTracker:
         # under what was played since if the table says it was never taken.
         self.cleared: tuple[dict[str, np.ndarray], list[str]] | None = None
         self.aliases: dict[str, str] = {}           # misread identity -> the pile card it is
+        # New identities' readings (t, confidence) on looks the detector made, the last
+        # COVERED_KEPT seconds: which cards the reader has lately taken a new card for.
+        self.readings: dict[str, list[tuple[float, float]]] = {}
         self.leaving: dict[str, tuple[float, np.ndarray]] = {}  # won pile: card -> when, where
         self.leaving_size: dict[str, float] = {}    # ...and how large its corner's box was
         self.leaving_said = False
@@ -181,6 +185,7 @@ class FlipTracker:
         self.slapped_top = None
         self.candidates.clear()
         self.covered.clear()
+        self.readings.clear()
         self.ghosts.clear()
         self.cleared = None
         self.aliases.clear()
@@ -256,6 +261,12 @@ class FlipTracker:
         if not since:
             self.top_boxes = None       # the old top card: where it lies is learnt when seen
         self.last_pile_seen = self.t if t is None else t
+
+    def still_there(self, t: float) -> None:
+        """The pile is in view though none of its cards is read (a card the reader
+        cannot name lies on it): not picked up."""
+        if self.pile:
+            self.last_pile_seen = t
 
     def played(self, card: str, t: float | None = None) -> None:
         """The table says `card` was played and not called (the reader could not name
@@ -471,6 +482,9 @@ class FlipTracker:
             cand.seen += 1
             cand.fresh += fresh
             cand.fresh_conf += c * fresh
+            cand.best = max(cand.best, c * fresh)
+            if fresh:
+                self.readings.setdefault(n, []).append((t, c))
             cand.conf_sum += c
             cand.confident = cand.confident + 1 if c >= cfg.confirm_conf else 0
             cand.last_frame = frame
@@ -481,9 +495,12 @@ class FlipTracker:
             self.covered.setdefault(n, []).append(self.candidates.pop(n))
         self.covered = {n: kept for n, ks in self.covered.items()
                         if (kept := [k for k in ks if t - k.last_t <= COVERED_KEPT])}
+        self.readings = {n: kept for n, r in self.readings.items()
+                         if (kept := [x for x in r if t - x[0] <= COVERED_KEPT])}
         ready = [k for k in self.candidates.values()
                  if k.confident >= cfg.confirm_frames or
-                 (k.fresh >= cfg.slow_frames and k.fresh_conf / k.fresh >= cfg.slow_conf)]
+                 (k.fresh >= cfg.slow_frames and k.fresh_conf / k.fresh >= cfg.slow_conf
+                  and not self._rivalled(k))]
         if ready:
             # One card lands at a time: the strongest wins (_confirm makes the others
             # its aliases).
@@ -498,6 +515,15 @@ class FlipTracker:
                                              box=[float(v) for v in k.box]))
         self.prev_frame = frame
         return events
+
+    def _rivalled(self, k: Candidate) -> bool:
+        """Whether another new card was read lately, on two looks or more, at least once
+        as surely as k ever was: one card lands at a time, so the reader is torn between
+        two readings of it, and looks that are each unsure do not settle which
+        (valid-face game 208: a Qd read Qd 0.31-0.68 as it landed, then Kd 0.43-0.5 on
+        four looks at rest)."""
+        return any(len(r) >= 2 and max(c for _, c in r) >= k.best
+                   for n, r in self.readings.items() if n != k.card)
 
     def _confirm(self, win: Candidate, frame: int, t: float) -> TrackEvent:
         """win is the new top card: a flip."""
@@ -514,6 +540,7 @@ class FlipTracker:
                 self.aliases[n] = win.card
         self.candidates.clear()
         self.covered.clear()
+        self.readings.clear()
         # A card landed where a won pile lay: what of that pile was already out of
         # view was picked up, so seen there again it was played again (two players:
         # a won Js replayed 3 s later onto the same spot was taken for the old pile).
