@@ -8,6 +8,7 @@ import json
 import cv2
 import numpy as np
 
+from companion.detector.detections import Detections
 from companion.engine import PRESETS, Game
 from companion.engine.cards import CLASS_NAMES
 from companion.live.capture import Frame, LiveSource
@@ -477,6 +478,58 @@ def test_a_covered_pile_that_comes_back_was_not_taken():
     assert "ask" in kinds and kinds.index("ask") < kinds.index("answer")
     answer = next(c for c in out if c["type"] == "answer")
     assert answer["seat"] is None and pipe.asking is None and pipe.game.pile_count == 1
+
+
+class PileReader:
+    """Reads the 7h's two corners on pictures where `readable(i)` says so, else nothing:
+    a card on it of a deck the reader cannot read hides it from the reader."""
+    imgsz = 320
+    takes_outlines = True
+
+    def __init__(self, readable):
+        self.readable, self.frame = readable, 0
+
+    def __call__(self, image, conf=None, **kw):
+        if not self.readable(self.frame):
+            return Detections.empty()
+        xyxy = np.float32([[175, 150, 195, 175], [285, 305, 305, 330]])
+        return Detections(xyxy, np.float32([0.9, 0.9]), np.array([CLASS_NAMES.index("7h")] * 2))
+
+
+def test_a_card_the_reader_cannot_name_hides_the_pile_but_does_not_take_it():
+    """A 7h called, then a card the reader cannot name lands on it and rests: none of
+    the pile's cards is read any more, but its place still shows a card, not the table.
+    The pile was not taken: the referee says "card unclear" once and asks nobody who took
+    it. Then the pile is swept away: its place shows the cloth, and the referee asks."""
+    cloth = (40, 110, 40)
+    bare = np.full((480, 480, 3), cloth, np.uint8)
+    pile, _ = _pale_table([("7h", 0, (240, 240))], cloth)
+    hidden, _ = _pale_table([("7h", 0, (240, 240)), ("9s", 20, (245, 235))], cloth)
+    pictures = [bare] * 5 + [pile] * 15 + [hidden] * 60 + [bare] * 40
+    det = PileReader(lambda i: 5 <= i < 20)
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = []
+    for i, img in enumerate(pictures):
+        det.frame = i
+        out += [dict(c, frame=i) for c in pipe.process(Frame(i, i / 30, img))]
+        if i == 79:
+            assert [c["card"] for c in out if c["type"] == "flip"] == ["7h"]
+            assert not [c for c in out if c["type"] == "ask"]
+            unclear = [c for c in out if c["type"] == "unclear"]
+            assert len(unclear) == 1 and 20 + 0.6 * 30 <= unclear[0]["frame"] < 80
+            assert pipe.tracker.pile and pipe.game.pile_count == 1
+    asks = [c for c in out if c["type"] == "ask"]
+    assert len(asks) == 1 and 80 < asks[0]["frame"] < 120
+    # Swept away while the reader still saw it: asked as before, however it looks.
+    det = PileReader(lambda i: 5 <= i < 20)
+    pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
+    pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+    out = []
+    for i, img in enumerate([bare] * 5 + [pile] * 15 + [bare] * 40):
+        det.frame = i
+        out += pipe.process(Frame(i, i / 30, img))
+    assert [c["type"] for c in out].count("ask") == 1
 
 
 def test_a_pile_covered_until_the_next_card_landed_on_it_was_not_taken_when_the_table_says_so():

@@ -133,6 +133,39 @@ def landing_order(ready: list[CameraSlap], frame_time: float | None) -> list[Cam
     return out
 
 
+def table_space(image: np.ndarray, width: int = WIDTH, height: int | None = None
+                ) -> np.ndarray:
+    """A small copy of a picture to compare with the table: brightness and colour apart,
+    colour weighted up (a pale hand over white cards differs from them less in
+    brightness than in hue)."""
+    H, W = image.shape[:2]
+    height = height or max(8, round(H * width / W))
+    small = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
+    small = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2YCrCb)
+    return small.astype(np.float32) * np.float32([1.0, CHROMA, CHROMA])
+
+
+def _place(shape: tuple, cx: float, cy: float, ch: float) -> tuple[int, int, int, int]:
+    """The middle of the pile: a square 0.4 card heights across at (cx, cy), clipped."""
+    h, w = shape[:2]
+    r = max(2, int(0.2 * ch))
+    return (max(int(cx) - r, 0), max(int(cy) - r, 0),
+            min(int(cx) + r + 1, w), min(int(cy) + r + 1, h))
+
+
+def shows_table(small: np.ndarray, table: np.ndarray, cx: float, cy: float, ch: float,
+                diff: float = 18.0) -> bool:
+    """Whether the middle of the pile at (cx, cy) (`table_space` pixels, ch a card's
+    height there) looks like the table: its mean within `diff` levels of the median of
+    `table`'s border (the picture itself, or a learnt background without arms)."""
+    x0, y0, x1, y1 = _place(small.shape, cx, cy, ch)
+    if x1 <= x0 or y1 <= y0:
+        return False
+    border = np.concatenate([table[0], table[-1], table[:, 0], table[:, -1]])
+    mean = small[y0:y1, x0:x1].reshape(-1, small.shape[2]).mean(0)
+    return bool(np.abs(mean - np.median(border, 0)).max() < diff)
+
+
 class HandWatcher:
     """Frames of the whole table -> CameraSlap, one per hand that lands on the pile."""
 
@@ -182,11 +215,7 @@ class HandWatcher:
         lap = np.abs(cv2.Laplacian(fine, cv2.CV_32F))
         grain = cv2.resize(cv2.GaussianBlur(lap, (5, 5), 0), (WIDTH, h),
                            interpolation=cv2.INTER_AREA)
-        small = cv2.resize(image, (WIDTH, h), interpolation=cv2.INTER_AREA)
-        # Brightness and colour apart, colour weighted up: a pale hand over white cards
-        # differs from them less in brightness than in hue.
-        small = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_BGR2YCrCb)
-        small = small.astype(np.float32) * np.float32([1.0, CHROMA, CHROMA])
+        small = table_space(image, WIDTH, h)
         self.count += 1
         self.pile_gone = None
         prev_t, self.prev_t = self.prev_t, t
@@ -311,19 +340,12 @@ class HandWatcher:
         """When the pile's place turned to bare table (the pile was taken away), else
         None: the middle of the pile looks like the picture's border (the table) for
         `gone_frames` frames with no arm over it, after it looked like cards."""
-        h, w = armmask.shape
-        r = max(2, int(0.2 * ch))
-        x0, x1 = max(int(cx) - r, 0), min(int(cx) + r + 1, w)
-        y0, y1 = max(int(cy) - r, 0), min(int(cy) + r + 1, h)
+        x0, y0, x1, y1 = _place(armmask.shape, cx, cy, ch)
         if x1 <= x0 or y1 <= y0:
             return None
         if armmask[y0:y1, x0:x1].mean() > 0.05:
             return None                   # a hand over it: nothing to say
-        bg = self.background
-        border = np.concatenate([bg[0], bg[-1], bg[:, 0], bg[:, -1]])
-        table = np.median(border, 0)
-        empty = np.abs(small[y0:y1, x0:x1].reshape(-1, 3).mean(0) - table).max() < self.cfg.diff
-        if not empty:
+        if not shows_table(small, self.background, cx, cy, ch, self.cfg.diff):
             self.pile_there, self.empty_frames = True, 0
             return None
         self.empty_frames += 1

@@ -23,7 +23,7 @@ from ..detector.detections import Detections, Detector, shrink
 from ..engine import EventError, Game, parse_card
 from ..engine.cards import card_name
 from .capture import Frame
-from .hands import HandWatcher
+from .hands import HandWatcher, shows_table, table_space
 from .landing import LandingOutline, changed_within
 from .tracker import FlipTracker, TrackerConfig, TrackEvent
 
@@ -166,6 +166,13 @@ class PileWatcher:
         self.image: np.ndarray | None = None        # the last frame, whole
         self.frame_index = 0
         self._restored: tuple | None = None         # a resumed session's pile (restore)
+        # The pile's middle and a card's height there (image pixels), last measured; and
+        # since a pile card was last read: whether its place showed bare table, whether a
+        # card landed, whether "card unclear" was said. A card the reader cannot name
+        # hides the pile's indices, but not the pile: its place still shows a card.
+        self.place: tuple[float, float, float] | None = None
+        self.bare_since = self.landed_since = self.unclear_said = False
+        self.read_t: float | None = None            # when a pile card was last read
 
     def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
                 won: bool, t: float) -> None:
@@ -252,8 +259,47 @@ class PileWatcher:
                 self.named, self.named_thumb = named, thumb
             self.detections = found.offset(roi.x, roi.y)
             self.inferences += 1
+        hidden = self._hidden(img, frame.t, landed is not None)
         # A gated frame repeats the last detections: nothing in the region moved.
-        return self.tracker.update(frame.index, frame.t, self.detections, fresh)
+        events = self.tracker.update(frame.index, frame.t, self.detections, fresh)
+        tr = self.tracker
+        if not tr.pile:
+            self.place = None
+        elif tr.pile_seen == frame.index:
+            self.bare_since = self.landed_since = self.unclear_said = False
+            self.read_t = frame.t
+            centre, card_h = self.pile_geometry()
+            if card_h is not None:
+                self.place = (*centre, card_h)
+        if any(e.type == "unclear" for e in events):
+            self.unclear_said = True          # the tracker said it of a card it half read
+        elif hidden and not self.unclear_said and self.landed_since:
+            self.unclear_said = True
+            events.append(TrackEvent("unclear", frame.index, frame.t))
+        return events
+
+    def _hidden(self, img: np.ndarray, t: float, landed: bool) -> bool:
+        """Whether the pile, none of whose cards the reader sees, is still there under
+        something it cannot read: its place, at rest, shows no bare table, nor did it
+        since a pile card was last read. Then the tracker keeps the pile (it would take
+        it for picked up after `clear_after` and the referee ask who took it) and says
+        True once it would have. A pile swept away shows the table before the next card
+        lands, and is taken as before; so is one on a table the colour of cards."""
+        tr = self.tracker
+        self.landed_since |= landed
+        if not tr.pile or self.place is None or tr.last_pile_seen is None or \
+                self.read_t is None or self.landing is None or not self.landing.resting:
+            return False
+        if t - tr.last_pile_seen < 0.1 or self.bare_since:
+            return False
+        small = table_space(img)
+        f = small.shape[1] / img.shape[1]
+        cx, cy, ch = self.place
+        if shows_table(small, small, cx * f, cy * f, ch * f):
+            self.bare_since = True
+            return False
+        tr.still_there(t)
+        return t - self.read_t >= tr.cfg.clear_after
 
     def _kept(self, thumb: np.ndarray, roi: Roi) -> list[np.ndarray]:
         """The kept outlines whose pixels are (mostly) as they were when they named a card."""
