@@ -468,6 +468,59 @@ def test_a_pile_taken_with_no_slap_seen_asks_who_won_and_its_cards_are_read_agai
     assert not [c for c in later if c["type"] == "rejected"]
 
 
+class UnsureReader:
+    """Reads `card` at `conf` at the 7h's two corners (unsure: under the 0.55 of two looks
+    in a row) from frame `first` on, and notes which frames it was asked to look at."""
+    imgsz = 320
+    takes_outlines = True
+
+    def __init__(self, first, conf, card="7h"):
+        self.first, self.conf, self.card, self.frame, self.looked = first, conf, card, 0, []
+
+    def __call__(self, image, conf=None, **kw):
+        self.looked.append(self.frame)
+        if self.frame < self.first:
+            return Detections.empty()
+        xyxy = np.float32([[175, 150, 195, 175], [285, 305, 305, 330]])
+        return Detections(xyxy, np.float32([self.conf] * 2),
+                          np.array([CLASS_NAMES.index(self.card)] * 2))
+
+
+def test_a_card_read_unsurely_is_looked_at_while_it_rests_until_it_is_called():
+    """A card lands and rests, read at 0.47 on every look: the slow path calls it on its
+    fourth look. The motion gate alone looks at it as it lands and on two frames after,
+    then once a second (valid-face games 203 and 204: a 6c and a 5d read at 0.46-0.5 were
+    missed as the next card came); each resting frame is looked at until it is called,
+    and no more once it is. Read at 0.4, those looks at a still picture repeat one unsure
+    reading and do not call it. A court (its letter its only cue) gets the gate's looks
+    only: an art Qd read Kd at 0.51-0.53 on each still look was once read at 0.55."""
+    cloth = (40, 110, 40)
+    bare = np.full((480, 480, 3), cloth, np.uint8)
+    pile, _ = _pale_table([("7h", 0, (240, 240))], cloth)
+
+    def play(conf, card="7h"):
+        det = UnsureReader(5, conf, card)
+        pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
+        pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
+        out = []
+        for i, img in enumerate([bare] * 5 + [pile] * 50):
+            det.frame = i
+            out += [dict(c, frame=i) for c in pipe.process(Frame(i, i / 30, img))]
+        return [c for c in out if c["type"] == "flip"], det.looked
+
+    flips, looked = play(0.47)
+    assert [c["card"] for c in flips] == ["7h"] and flips[0]["frame"] <= 10
+    called = flips[0]["frame"]
+    assert [f for f in looked if 5 <= f <= called] == list(range(5, called + 1))
+    # Then only the gate's: none until its look of once a second.
+    assert not [f for f in looked if called < f < called + 20]
+    flips, looked = play(0.4)
+    assert not [c for c in flips if c["frame"] < 30]
+    flips, looked = play(0.47, "Kd")
+    assert not [c for c in flips if c["frame"] < 30]
+    assert not [f for f in looked if 8 <= f < 30]
+
+
 def test_a_covered_pile_that_comes_back_was_not_taken():
     det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))], 12: [],
                             40: [("7h", 0.9, (100, 100))]})

@@ -126,14 +126,36 @@ def test_steady_moderate_confidence_is_enough():
 def test_unsure_looks_do_not_settle_a_card_read_another_way_as_surely_just_before():
     """A Qd lands: read Qd as it comes in (0.42, 0.68, moving), then Kd at rest on four
     looks at 0.45-0.5. The reader is torn between two cards: neither is called on unsure
-    looks. Read Kd surer than it ever read Qd, or with no rival reading, it is called."""
+    looks, nor on one look a shade surer than Qd's best (game 208 looked at on every frame:
+    Kd 0.43-0.69 on nine looks after Qd 0.56 and 0.68), since Qd was read surely. Read Kd
+    surely twice in a row, or with no rival reading, it is called."""
     landing = [dets(("Qd", 0.42, (200, 300))), dets(("Qd", 0.68, (260, 300)))]
     rest = lambda c: [dets(("Kd", c, (300, 300)))] * 6
     assert flips(run(FlipTracker(frame_diag=1000), landing + rest(0.47))) == []
     assert flips(run(FlipTracker(frame_diag=1000), [dets()] * 2 + rest(0.47))) == [("Kd", 5)]
     assert flips(run(FlipTracker(frame_diag=1000), landing + rest(0.7))) == [("Kd", 3)]
+    shade = [dets(("Kd", c, (300, 300))) for c in (0.47, 0.62, 0.5, 0.69, 0.5, 0.45)]
+    assert flips(run(FlipTracker(frame_diag=1000), landing + shade)) == []
     once = [dets(), dets(("Qd", 0.68, (260, 300)))]       # one look is no rival
     assert flips(run(FlipTracker(frame_diag=1000), once + rest(0.47))) == [("Kd", 5)]
+
+
+def test_looks_at_a_still_picture_count_only_where_they_read_the_card_fairly():
+    """A card read unsurely as it lands (one look the gate asked for), then looked at on
+    frames where the picture did not change (`still`): those looks repeat one reading, so
+    they count towards the slow path's four only at 0.45 or more (valid-face game 216: a
+    10c read Qc at 0.40 on one end, look after look)."""
+    def play(c):
+        tr = FlipTracker(frame_diag=1000)
+        ev = tr.update(0, 0.0, dets(("6c", c, (300, 300))))
+        for i in range(1, 8):
+            ev += tr.update(i, i / FPS, dets(("6c", c, (300, 300))), still=True)
+        return flips(ev)
+    assert play(0.47) == [("6c", 3)]
+    assert play(0.40) == []
+    # The same looks on a changing picture count.
+    assert flips(run(FlipTracker(frame_diag=1000), [dets(("6c", 0.40, (300, 300)))] * 4)) \
+        == [("6c", 3)]
 
 
 def test_a_card_whose_best_corner_changes_each_frame_is_still_at_rest():

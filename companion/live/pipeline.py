@@ -173,6 +173,9 @@ class PileWatcher:
         self.place: tuple[float, float, float] | None = None
         self.bare_since = self.landed_since = self.unclear_said = False
         self.read_t: float | None = None            # when a pile card was last read
+        # A card landed (its outline given), is read as a new card and was not called
+        # yet: each frame of its rest is looked at, not only the gate's first few.
+        self.uncalled = self.landing_given = False
 
     def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
                 won: bool, t: float) -> None:
@@ -243,7 +246,17 @@ class PileWatcher:
         landed = self.landing.update(thumb) if self.landing is not None else None
         if landed is not None:
             landed = landed * np.float32([roi.w / thumb.shape[1], roi.h / thumb.shape[0]])
-        fresh = self.gate is None or self.gate.changed(thumb)
+        if landed is None:
+            self.uncalled = False
+        elif not self.landing_given:
+            self.uncalled = True                  # a new landing
+        self.landing_given = landed is not None
+        # A card that landed and is read, but not yet called, is looked at on each frame
+        # the landing outline is given (its first `LandingOutline.keep` at rest), not
+        # only on the gate's: an unsure reading needs `slow_frames` looks in a row, and
+        # the gate gives two and then one a second.
+        changed = self.gate is None or self.gate.changed(thumb)
+        fresh = changed or self.uncalled
         if fresh:
             # Kept outlines are read only while the region rests: read on a moving picture
             # they would make a card being swept away look still.
@@ -261,7 +274,15 @@ class PileWatcher:
             self.inferences += 1
         hidden = self._hidden(img, frame.t, landed is not None)
         # A gated frame repeats the last detections: nothing in the region moved.
-        events = self.tracker.update(frame.index, frame.t, self.detections, fresh)
+        events = self.tracker.update(frame.index, frame.t, self.detections, fresh,
+                                     still=not changed)
+        # Called, or nothing new read, or only courts: the gate's looks again. A court's
+        # letter is its only cue, where a number card's reading has passed the middle
+        # reader's pips and suit, and looks at a still picture took an art Qd read Kd at
+        # 0.51-0.53 over 0.55 (valid-face game 233).
+        if fresh and all(n[0] in "JQK" for n in self.tracker.candidates) or \
+                any(e.type == "flip" for e in events):
+            self.uncalled = False
         tr = self.tracker
         if not tr.pile:
             self.place = None

@@ -53,6 +53,8 @@ class TrackerConfig:
     confirm_conf: float = 0.55     # ...each at least this confident
     slow_frames: int = 4           # or this many looks the detector made (not gated)...
     slow_conf: float = 0.35        # ...at this mean confidence
+    still_conf: float = 0.45       # a look at a still picture the gate did not ask for
+                                   # counts for the slow path only at this confidence
     unclear_frames: int = 8        # a new card seen this long but never confident: "unclear"
     min_conf: float = 0.2          # below this a detection is ignored
     still: float = 0.025           # max centre movement between sightings, share of frame diagonal
@@ -351,9 +353,10 @@ class FlipTracker:
         return self.order[-1] if self.order else None
 
     def update(self, frame: int, t: float, det: Detections,
-               fresh: bool = True) -> list[TrackEvent]:
+               fresh: bool = True, still: bool = False) -> list[TrackEvent]:
         """One look: det, what the detector saw (fresh False: a gated frame repeating the
-        last look's detections, the picture unchanged)."""
+        last look's detections, the picture unchanged; still: a look made though the
+        picture did not change, at a card not yet called)."""
         cfg = self.cfg
         self.t = t
         events: list[TrackEvent] = []
@@ -480,8 +483,12 @@ class FlipTracker:
                                  flew=moved or (cand is not None and cand.flew))
                 self.candidates[n] = cand
             cand.seen += 1
-            cand.fresh += fresh
-            cand.fresh_conf += c * fresh
+            # Another look at a still picture mostly repeats the last one's reading: it
+            # adds to an unsure card's count only where it reads the card fairly (valid-face
+            # game 216: a 10c read Qc at 0.40 on one end, look after look).
+            counts = fresh and (not still or c >= cfg.still_conf)
+            cand.fresh += counts
+            cand.fresh_conf += c * counts
             cand.best = max(cand.best, c * fresh)
             if fresh:
                 self.readings.setdefault(n, []).append((t, c))
@@ -521,8 +528,10 @@ class FlipTracker:
         as surely as k ever was: one card lands at a time, so the reader is torn between
         two readings of it, and looks that are each unsure do not settle which
         (valid-face game 208: a Qd read Qd 0.31-0.68 as it landed, then Kd 0.43-0.5 on
-        four looks at rest)."""
-        return any(len(r) >= 2 and max(c for _, c in r) >= k.best
+        four looks at rest). A rival read once at confirm_conf is one too: looked at on
+        every frame of its rest, that Kd was read 0.69 once, a shade over Qd's best."""
+        bar = min(k.best, self.cfg.confirm_conf)
+        return any(len(r) >= 2 and max(c for _, c in r) >= bar
                    for n, r in self.readings.items() if n != k.card)
 
     def _confirm(self, win: Candidate, frame: int, t: float) -> TrackEvent:
