@@ -173,8 +173,8 @@ class PileWatcher:
         self.place: tuple[float, float, float] | None = None
         self.bare_since = self.landed_since = self.unclear_said = False
         self.read_t: float | None = None            # when a pile card was last read
-        # A card landed (its outline given), is read as a new card and was not called
-        # yet: each frame of its rest is looked at, not only the gate's first few.
+        # A card landed (its outline given), is read as a new number card or ace and was
+        # not called yet: each frame of its rest is looked at, not only the gate's few.
         self.uncalled = self.landing_given = False
 
     def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
