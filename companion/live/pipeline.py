@@ -20,7 +20,7 @@ import numpy as np
 
 from ..detector.card_reader import CORNER_SPAN
 from ..detector.detections import Detections, Detector, shrink
-from ..engine import EventError, Game, parse_card
+from ..engine import EventError, Game, parse_card, rank_of
 from ..engine.cards import card_name
 from .capture import Frame
 from .hands import HandWatcher, shows_table, table_space
@@ -280,7 +280,7 @@ class PileWatcher:
         # letter is its only cue, where a number card's reading has passed the middle
         # reader's pips and suit, and looks at a still picture took an art Qd read Kd at
         # 0.51-0.53 over 0.55 (valid-face game 233).
-        if fresh and all(n[0] in "JQK" for n in self.tracker.candidates) or \
+        if fresh and all(rank_of(parse_card(n)) >= 11 for n in self.tracker.candidates) or \
                 any(e.type == "flip" for e in events):
             self.uncalled = False
         tr = self.tracker
