@@ -80,18 +80,6 @@ def test_video_takes_the_int8_finder_and_photos_the_float_one():
     assert load_detector(photo=True).finder.path == CARD_FINDER
 
 
-def test_video_carries_the_photo_settings_for_its_close_look():
-    """The live loop's close look at a landed card it did not name reads as a photo is
-    read: float finder and reader, three angles, grown boxes (and none of its own)."""
-    close = load_detector().closely
-    assert close.finder.path == CARD_FINDER and close.reader.path == CORNER_READER
-    assert close.turns and close.grow and close.closely is None
-    assert load_detector(photo=True).closely is None
-    # A finder of one's own: its close look uses that file.
-    assert load_detector(LIVE_FINDER.parent / "card_finder.onnx").closely.finder.path == \
-        CARD_FINDER
-
-
 def test_video_takes_the_int8_reader_and_photos_the_float_one(tmp_path):
     assert load_detector().reader.path == LIVE_READER
     assert load_detector(photo=True).reader.path == CORNER_READER

@@ -521,65 +521,6 @@ def test_a_card_read_unsurely_is_looked_at_while_it_rests_until_it_is_called():
     assert not [f for f in looked if 8 <= f < 30]
 
 
-class CloseReader:
-    """The photo settings' reading of a crop (a detector's `closely`): `card` at `conf` on
-    both ends, on an outline filling the crop but its margin (`where` "middle"), or on a
-    small one in its corner ("corner": a card below peeking out); notes each crop."""
-    takes_outlines = True
-
-    def __init__(self, card, conf, where="middle"):
-        self.card, self.conf, self.where, self.crops = card, conf, where, []
-
-    def __call__(self, image, conf=None, **kw):
-        self.crops.append(image.shape[:2])
-        h, w = image.shape[:2]
-        if self.where == "middle":
-            q = np.float32([[0.1 * w, 0.1 * h], [0.9 * w, 0.1 * h], [0.9 * w, 0.9 * h],
-                            [0.1 * w, 0.9 * h]])
-        else:
-            q = np.float32([[1, 1], [9, 1], [9, 12], [1, 12]])
-        x0, y0 = q.min(0)
-        xyxy = np.float32([[x0, y0, x0 + 10, y0 + 12], [x0 + 5, y0 + 5, x0 + 15, y0 + 17]])
-        return Detections(xyxy, np.float32([self.conf] * 2),
-                          np.array([CLASS_NAMES.index(self.card)] * 2), np.stack([q, q]))
-
-
-def test_a_landed_card_the_video_reader_cannot_name_is_read_once_closely():
-    """A card lands and rests; the video settings read nothing on it (valid-face films:
-    a white 7h on a white card, an art ace). On its sixth frame at rest it is read once in
-    the photo settings on a crop round where it landed, and named where both its ends
-    read it surely, on an outline inside the landing outline. An unsure close reading, or
-    a sure one of a card peeking out at the crop's edge, names nothing; a card the video
-    settings called already is not looked at closely."""
-    cloth = (40, 110, 40)
-    bare = np.full((480, 480, 3), cloth, np.uint8)
-    pile, quad = _pale_table([("7h", 0, (240, 240))], cloth)
-
-    def play(det, closely):
-        det.closely = closely
-        pipe = LivePipeline(det, Game(PRESETS["base"]), roi=Roi(0, 0, 480, 480))
-        pipe.feed({"type": "start", "players": ["Ada", "Ben"], "stacks": [5, 5]})
-        out = []
-        for i, img in enumerate([bare] * 5 + [pile] * 40):
-            det.frame = i
-            out += [dict(c, frame=i) for c in pipe.process(Frame(i, i / 30, img))]
-        return [c for c in out if c["type"] == "flip"]
-
-    sure = CloseReader("7h", 0.9)
-    flips = play(UnsureReader(100, 0.9), sure)
-    assert [c["card"] for c in flips] == ["7h"] and flips[0]["frame"] <= 15
-    # Read once, on a crop round the card: its size and a tenth more on each side.
-    (h, w), = sure.crops
-    side = float(np.ptp(quad[:, 0]))
-    assert 1.05 * side <= w <= 1.35 * side and h > w
-    assert not play(UnsureReader(100, 0.9), CloseReader("7h", 0.55))
-    assert not play(UnsureReader(100, 0.9), CloseReader("7h", 0.9, where="corner"))
-    # Called by the video settings: no close look.
-    called = CloseReader("9s", 0.9)
-    flips = play(UnsureReader(5, 0.9), called)
-    assert [c["card"] for c in flips] == ["7h"] and not called.crops
-
-
 def test_a_covered_pile_that_comes_back_was_not_taken():
     det = ScriptedDetector({0: [], 5: [("7h", 0.9, (100, 100))], 12: [],
                             40: [("7h", 0.9, (100, 100))]})

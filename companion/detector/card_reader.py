@@ -281,9 +281,6 @@ class CardReaderDetector:
         self.wider = wider
         self.disagree = disagree
         self.fuse, self.fuse_rank = fuse, fuse_rank
-        # Video: the same cards read in the photo settings (model.load_detector), for a
-        # close look at a landed card the video settings did not name (live.pipeline).
-        self.closely: CardReaderDetector | None = None
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer

@@ -130,11 +130,8 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     the finder runs at the size it was trained for; without conf, PHOTO_CONF or LIVE_CONF.
     deck: an enrolled deck (a name, a path or an EnrolledDeck, companion.deck): corners
     are then read as that deck's cards. A deck enrolled with another reader is refused
-    (DeckError). veto: the middle reader's veto (default VETO; 0 reads no middle).
-    A video detector carries the same cards' photo settings as `closely` (the live loop's
-    close look at a landed card it did not name)."""
+    (DeckError). veto: the middle reader's veto (default VETO; 0 reads no middle)."""
     path = Path(default_model(photo) if path is None else path)
-    given_reader = reader
     if path.suffix != ".onnx":
         raise ModelError(f"{path}: not an ONNX model (export a checkpoint with "
                          "`companion train --export`)")
@@ -170,7 +167,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     veto = VETO if veto is None else veto
     suit_veto = (DECK_SUIT_VETO if deck is not None else SUIT_VETO) if veto > 0 else 0.0
     middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
-    detector = CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
+    return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
@@ -183,10 +180,3 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
                               disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK)
-    if not photo:
-        # Video's close look (live.pipeline.PileWatcher): a landed card still not called
-        # is read once as a photo is, its float finder that of the shipped video finder.
-        finder = CARD_FINDER if path == LIVE_FINDER and CARD_FINDER.is_file() else path
-        detector.closely = load_detector(finder, None, None, given_reader, photo=True,
-                                         deck=corner_reader.deck, veto=veto)
-    return detector

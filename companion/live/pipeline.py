@@ -34,13 +34,6 @@ NAMED_KEPT = 2       # outlines that named a card, read again while the pile res
 # saw a won pile being swept away; on the bare cloth after it, its outline read a 9d).
 KEPT_CHANGED = 0.5
 THUMB = 160          # side of the region copy the gate and the landing outline look at
-# A card that landed and is still not called on its CLOSE_AT-th frame at rest (its landing
-# outline given) is read once more in the photo settings (float finder from three angles,
-# grown boxes, the table's outline, the light evened out: the detector's `closely`), on a
-# crop round where it landed CLOSE_MARGIN of its size wide, and named only where that
-# reading is sure: its two ends' confidences summing to CLOSE_SURE, on an outline whose
-# middle lies inside the landing outline (not a card below peeking out).
-CLOSE_AT, CLOSE_MARGIN, CLOSE_SURE = 6, 0.1, 1.2
 # A camera slap this close (seconds) to a pad's slap of the same player confirms it: the
 # camera's time is when the hand came to rest, the pad's when the force rose.
 CONFIRM_S = 0.4
@@ -183,10 +176,6 @@ class PileWatcher:
         # A card landed (its outline given), is read as a new number card or ace and was
         # not called yet: each frame of its rest is looked at, not only the gate's few.
         self.uncalled = self.landing_given = False
-        # Frames at rest with the landing outline given since the last landing (which
-        # came to rest on frame `landed_at`); a sure close look, held for a frame.
-        self.rested = self.landed_at = 0
-        self.hold = False
 
     def restore(self, pile: list[str], boxes: dict[str, list[float]], leaving: list[str],
                 won: bool, t: float) -> None:
@@ -261,29 +250,14 @@ class PileWatcher:
             self.uncalled = False
         elif not self.landing_given:
             self.uncalled = True                  # a new landing
-            self.rested, self.landed_at = 0, frame.index
         self.landing_given = landed is not None
-        self.rested += landed is not None
         # A card that landed and is read, but not yet called, is looked at on each frame
         # the landing outline is given (its first `LandingOutline.keep` at rest), not
         # only on the gate's: an unsure reading needs `slow_frames` looks in a row, and
         # the gate gives two and then one a second.
         changed = self.gate is None or self.gate.changed(thumb)
-        # After a sure close look, the next still frame repeats it (the tracker wants two
-        # looks in a row), rather than a video look that cannot read that card.
-        fresh = (changed or self.uncalled) and not (self.hold and not changed)
-        self.hold = False
-        close = landed is not None and self.rested == CLOSE_AT and \
-            getattr(self.detector, "closely", None) is not None and not self._top_landed(landed)
-        if close:
-            found = self._close_look(region, landed)
-            if len(found):
-                self.detections = found.offset(roi.x, roi.y)
-                self.inferences += 1
-                self.hold = fresh = True
-            else:
-                close = False
-        if fresh and not close:
+        fresh = changed or self.uncalled
+        if fresh:
             # Kept outlines are read only while the region rests: read on a moving picture
             # they would make a card being swept away look still.
             resting = self.landing is not None and self.landing.resting
@@ -324,42 +298,6 @@ class PileWatcher:
             self.unclear_said = True
             events.append(TrackEvent("unclear", frame.index, frame.t))
         return events
-
-    def _top_landed(self, landed: np.ndarray) -> bool:
-        """Whether the card called last was read, since this landing came to rest, with
-        its corners inside the landing outline: the landed card is called already."""
-        tr = self.tracker
-        if tr is None or tr.top_boxes is None or tr.top_seen is None or \
-                tr.top_seen < self.landed_at or self.roi is None:
-            return False
-        outline = (landed + np.float32([self.roi.x, self.roi.y])).reshape(-1, 1, 2)
-        return all(cv2.pointPolygonTest(outline, (float(x), float(y)), False) >= 0
-                   for x, y in tr.top_spots)
-
-    def _close_look(self, region: np.ndarray, landed: np.ndarray) -> Detections:
-        """The photo settings' reading of a crop round a landed card (region pixels): the
-        card they name surely, on an outline whose middle lies inside `landed`; else no
-        detections."""
-        H, W = region.shape[:2]
-        (x0, y0), (x1, y1) = landed.min(0), landed.max(0)
-        m = CLOSE_MARGIN * max(x1 - x0, y1 - y0)
-        xa, ya = int(max(0, x0 - m)), int(max(0, y0 - m))
-        xb, yb = int(min(W, x1 + m)), int(min(H, y1 + m))
-        if xb - xa < 16 or yb - ya < 16:
-            return Detections.empty()
-        found = self.detector.closely(region[ya:yb, xa:xb]).offset(xa, ya)
-        if not len(found) or found.outline is None:
-            return Detections.empty()
-        sums: dict[str, float] = {}
-        for n, c in zip(found.names, found.confidence):
-            sums[n] = sums.get(n, 0.0) + float(c)
-        card = max(sums, key=sums.get)
-        keep = np.array([n == card for n in found.names])
-        middle = found.outline[keep][0].mean(0)
-        inside = cv2.pointPolygonTest(landed.reshape(-1, 1, 2).astype(np.float32),
-                                      (float(middle[0]), float(middle[1])), False) >= 0
-        return found.filter(keep) if sums[card] >= CLOSE_SURE and inside else \
-            Detections.empty()
 
     def _hidden(self, img: np.ndarray, t: float, landed: bool) -> bool:
         """Whether the pile, none of whose cards the reader sees, is still there under
