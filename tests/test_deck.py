@@ -246,3 +246,44 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         assert top1(det(scene.image))[0] == "Ac"
         det.middle = _SuitUnsure()
         assert top1(det(scene.image))[0] == want, deck
+
+
+def test_a_deck_keeps_its_courts_pictures_and_doubts_a_court_whose_picture_is_another(
+        enrolled, style):
+    """The enrolled courts' middles are kept in the file; a card read as Kh whose middle
+    is Kh's is named, and unclear once the deck's Kh and Qs pictures are swapped (a Kh
+    read as Qs looks just like that)."""
+    from companion.deck.enrolled import COURTS
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    kh, qs = CLASS_NAMES.index("Kh"), CLASS_NAMES.index("Qs")
+    assert set(deck.middles) == {kh, qs} and set(deck.middles) <= set(COURTS)
+    scene = card_scene(style, kh, np.random.default_rng(5), min_visible=0.98)
+    assert top1(load_detector(photo=True, deck=deck)(scene.image))[0] == "Kh"
+    deck.middles[kh], deck.middles[qs] = deck.middles[qs], deck.middles[kh]
+    for photo in (True, False):
+        assert top1(load_detector(photo=photo, deck=deck)(scene.image))[0] is None, photo
+    # Not a court, or a court not enrolled: nothing to doubt.
+    assert not deck.doubts_court([np.zeros((68, 48, 3), np.uint8)], CLASS_NAMES.index("7h"))
+    assert not deck.doubts_court([np.zeros((68, 48, 3), np.uint8)], CLASS_NAMES.index("Jd"))
+
+
+def test_a_deck_file_without_court_pictures_still_reads(enrolled, style, tmp_path):
+    """Decks enrolled before the courts' pictures were kept load and read as before; a
+    file whose pictures are malformed is one clear error."""
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    with np.load(out) as z:
+        arrays = {k: z[k] for k in z.files}
+    old = tmp_path / "old.deck"
+    with old.open("wb") as fh:
+        np.savez_compressed(fh, **{k: v for k, v in arrays.items() if "middle" not in k})
+    loaded = EnrolledDeck.load(old)
+    assert loaded.middles == {} and loaded.cards == deck.cards
+    scene = card_scene(style, CLASS_NAMES.index("Kh"), np.random.default_rng(5), min_visible=0.98)
+    assert top1(load_detector(photo=True, deck=old)(scene.image))[0] == "Kh"
+    bad = tmp_path / "bad.deck"
+    with bad.open("wb") as fh:
+        np.savez_compressed(fh, **{**arrays, "middles": arrays["middles"][:, :5]})
+    with pytest.raises(DeckError, match="bad.deck: not a deck file"):
+        EnrolledDeck.load(bad)

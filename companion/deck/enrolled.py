@@ -11,6 +11,12 @@ detector, the tracker and every command work unchanged, at no cost.
 
 The file is one compressed `.npz` (numpy arrays and a JSON header; no pickles), tied to
 the reader it was enrolled with: another reader's features mean nothing to these weights.
+
+A deck also keeps a thumbnail of each enrolled court card's middle (its picture, which
+no other card of the deck shares): a card read as a court whose middle looks more like
+another enrolled court's than its own is "unclear" (`doubts_court`). An index read one
+letter off (a J for a Q) keeps the suit and the colours of its corner, so the corner
+cannot catch it; the picture can. A deck file without thumbnails reads as before.
 """
 
 from __future__ import annotations
@@ -24,12 +30,25 @@ from pathlib import Path
 
 import numpy as np
 
+import cv2
+
 from ..detector.card_reader import HEADS, NONE_CLASS, card_probabilities
 from ..engine.cards import CLASS_NAMES
 from ..paths import user_data_dir
 
 FORMAT = "ratscrew-deck/1"
 SUFFIX = ".deck"
+COURTS = [i for i, n in enumerate(CLASS_NAMES) if n[:-1] in ("J", "Q", "K")]
+# A court's middle, straightened and corners blanked (middle_reader.middle_crop), shrunk
+# to this (width, height) and its edge of THUMB_EDGE pixels dropped (the card's border
+# and whatever of the table the outline took in).
+THUMB_SIZE, THUMB_EDGE = (24, 34), 3
+# How much better another court's middle must match (normalised cross-correlation) for a
+# court reading to be doubted. Chosen in session 43 on the choice styles 555555555 and
+# 444444444 (rendered scenes, 20 a card, video settings): at 0.1 it doubted 2 right
+# courts of each; at 0.15 and 0.2 none, and all 4 wrong courts (Js->Qs, Qh->Jh, Jc->Js,
+# Ks->Kc: margins 0.24 to 0.70); at 0.3 Ks->Kc was kept. The middle of that safe range.
+COURT_MARGIN = 0.2
 
 
 class DeckError(ValueError):
@@ -74,10 +93,29 @@ class EnrolledDeck:
     reader: str                           # reader_id of the reader the weights belong to
     name: str = "deck"
     info: dict = field(default_factory=dict)   # photos, variations, when enrolled
+    middles: dict[int, np.ndarray] = field(default_factory=dict)   # court class -> thumbnail
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, np.float32)
         self.bias = np.asarray(self.bias, np.float32)
+
+    def doubts_court(self, middles: list[np.ndarray], cls: int) -> bool:
+        """Whether a card read as court `cls` is rather another enrolled court, judged on
+        its middle crops (middle_reader.middle_crop, one per outline of the card): on
+        the crop that fits some enrolled picture best (either way up), another court's
+        picture fits better than its own by more than COURT_MARGIN. False for other
+        cards and unenrolled courts."""
+        if cls not in self.middles or len(self.middles) < 2 or not middles:
+            return False
+        best = None
+        for middle in middles:
+            t = middle_thumbnail(middle)
+            sim = {c: max(float((t * m).sum()), float((t * m[::-1, ::-1]).sum()))
+                   for c, m in self.middles.items()}
+            if best is None or max(sim.values()) > max(best.values()):
+                best = sim
+        own = best.pop(cls)
+        return max(best.values()) > own + COURT_MARGIN
 
     @property
     def id(self) -> str:
@@ -103,6 +141,10 @@ class EnrolledDeck:
         tmp = path.with_name(path.name + ".tmp")
         with tmp.open("wb") as fh:   # written aside, then moved: a crash never leaves half a deck
             np.savez_compressed(fh, weights=self.weights, bias=self.bias,
+                                middle_cards=np.int64(sorted(self.middles)),
+                                middles=np.float32([self.middles[c] for c in sorted(self.middles)])
+                                .reshape(-1, THUMB_SIZE[1] - 2 * THUMB_EDGE,
+                                         THUMB_SIZE[0] - 2 * THUMB_EDGE, 3),
                                 header=np.frombuffer(json.dumps(header).encode(), np.uint8))
         tmp.replace(path)
         return path
@@ -119,6 +161,9 @@ class EnrolledDeck:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())
                 weights, bias = z["weights"].astype(np.float32), z["bias"].astype(np.float32)
+                # Decks enrolled before session 43 hold no court middles.
+                middles = {int(c): m for c, m in zip(z["middle_cards"], z["middles"].astype(
+                    np.float32))} if "middles" in z.files else {}
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile,
                 UnicodeDecodeError) as exc:
             raise DeckError(f"{path}: not a deck file (unreadable or corrupt: "
@@ -130,10 +175,24 @@ class EnrolledDeck:
         if weights.ndim != 2 or weights.shape[0] != sum(HEADS) or bias.shape != (sum(HEADS),):
             raise DeckError(f"{path}: not a deck file (weights {weights.shape}, expected "
                             f"({sum(HEADS)}, features))")
+        shape = (THUMB_SIZE[1] - 2 * THUMB_EDGE, THUMB_SIZE[0] - 2 * THUMB_EDGE, 3)
+        if any(c not in COURTS or m.shape != shape for c, m in middles.items()):
+            raise DeckError(f"{path}: not a deck file (its court middles are not "
+                            f"{len(COURTS)} courts' {shape} thumbnails)")
         if reader is not None and header.get("reader") != reader:
             raise DeckError(f"{path}: enrolled with another corner reader "
                             f"({header.get('reader')}, this one is {reader}); enrol the deck "
                             "again with this reader")
         cards = [c for c in header.get("cards", []) if c in CLASS_NAMES]
         return cls(weights, bias, cards, header.get("reader", ""), header.get("name", path.stem),
-                   header.get("info", {}))
+                   header.get("info", {}), middles)
+
+
+def middle_thumbnail(middle: np.ndarray) -> np.ndarray:
+    """A card's middle crop (middle_reader.middle_crop) as a small colour picture with
+    zero mean per colour and unit length: two such pictures' dot product is their
+    normalised cross-correlation (light and contrast cancel out)."""
+    t = cv2.resize(middle, THUMB_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
+    t = t[THUMB_EDGE:-THUMB_EDGE, THUMB_EDGE:-THUMB_EDGE]
+    t -= t.mean((0, 1))
+    return t / (np.linalg.norm(t) + 1e-6)

@@ -19,8 +19,9 @@ import numpy as np
 
 from ..detector.card_reader import NONE_CLASS, CardReaderDetector
 from ..engine.cards import CLASS_NAMES
-from .enrol import VARIATIONS, EnrolReport, corner_variations, fit_deck, parse_photo_name
-from .enrolled import EnrolledDeck
+from .enrol import (VARIATIONS, EnrolReport, corner_variations, court_middle, fit_deck,
+                    parse_photo_name)
+from .enrolled import COURTS, EnrolledDeck
 
 # What `ask` is given: the question's text and the proposal (a card name or None); it
 # returns the card typed, "" to take the proposal, or "-" to skip the card.
@@ -48,6 +49,7 @@ class StreamEnrolment:
         self.report = EnrolReport()
         self.features: list[np.ndarray] = []
         self.labels: list[int] = []
+        self.middles: dict[int, np.ndarray] = {}
 
     def _outline(self, region: np.ndarray, card: str | None):
         """The outline of `card` in the pile region (the best-read one where the reading
@@ -96,7 +98,10 @@ class StreamEnrolment:
         index, none = corner_variations(region, quad, self.rng, self.variations)
         _, f = self.det.reader.read(index + none)
         self.features.append(f)
-        self.labels += [CLASS_NAMES.index(card)] * len(index) + [NONE_CLASS] * len(none)
+        cls = CLASS_NAMES.index(card)
+        self.labels += [cls] * len(index) + [NONE_CLASS] * len(none)
+        if cls in COURTS:
+            self.middles[cls] = court_middle(region, quad)
         self.report.enrolled[card] = [f"frame {frame}"]
         n = len(self.report.enrolled)
         print(f"  {card} ({n} of 52)", flush=True)
@@ -107,7 +112,7 @@ class StreamEnrolment:
         if not self.features:
             return None
         return fit_deck(self.det, self.features, self.labels, set(self.report.enrolled), name,
-                        {"source": source, "variations": self.variations})
+                        {"source": source, "variations": self.variations}, self.middles)
 
 
 def enrol_stream(source: str, live_detector, photo_detector: CardReaderDetector,

@@ -459,7 +459,29 @@ class CardReaderDetector:
             cards = sorted(cards + self._evened(image, conf), key=lambda c: -c[1])
         if self.wider and not any(found for _, _, found in cards + kept):
             cards = sorted(cards + self._widened(image, conf), key=lambda c: -c[1])
-        return self._one_each(cards + kept)
+        return self._courts_checked(image, self._one_each(cards + kept), cards + kept)
+
+    def _courts_checked(self, image: np.ndarray, kept: list, read: list) -> list:
+        """With an enrolled deck that keeps its courts' pictures: a card read as a court
+        is unclear where its middle looks more like another of those courts
+        (enrolled.doubts_court), however sure its corners. Judged once a card, on every
+        outline of it that names that court (a loose outline's middle fits every court
+        about alike; the deck judges on the one that fits a picture best)."""
+        deck = getattr(self.reader, "deck", None)
+        if deck is None or not getattr(deck, "middles", None):
+            return kept
+        out = []
+        for quad, pooled, found in kept:
+            if found and found[0][2] in deck.middles:
+                cls = found[0][2]
+                centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
+                same = [q for q, _, f in read if f and f[0][2] == cls
+                        and np.linalg.norm(q.mean(0) - centre) <= 0.25 * size]
+                if deck.doubts_court([middle_crop(image, orientations(q)[0])
+                                      for q in same or [quad]], cls):
+                    found = []
+            out.append((quad, pooled, found))
+        return out
 
     def _candidates(self, image: np.ndarray, conf: float, outlines, fallback):
         """Every outline of the picture read (the finder's boxes from each angle, grown,
