@@ -7,7 +7,7 @@ to them, starting from the shipped weights (a short fit, so what the reader know
 cards in general stays); the card read sideways and its middle are fitted as "no
 index". Reading
 with a deck is the same sum (features x weights) with the deck's weights, so the
-detector, the tracker and every command work unchanged, at no cost.
+detector, the tracker and every command work unchanged, at next to no cost.
 
 The file is one compressed `.npz` (numpy arrays and a JSON header; no pickles), tied to
 the reader it was enrolled with: another reader's features mean nothing to these weights.
@@ -28,9 +28,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 import cv2
+import numpy as np
 
 from ..detector.card_reader import HEADS, NONE_CLASS, card_probabilities
 from ..engine.cards import CLASS_NAMES
