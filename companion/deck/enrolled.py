@@ -42,6 +42,7 @@ COURTS = [i for i, n in enumerate(CLASS_NAMES) if n[:-1] in ("J", "Q", "K")]
 # to this (width, height) and its edge of THUMB_EDGE pixels dropped (the card's border
 # and whatever of the table the outline took in).
 THUMB_SIZE, THUMB_EDGE = (24, 34), 3
+THUMB_SHAPE = (THUMB_SIZE[1] - 2 * THUMB_EDGE, THUMB_SIZE[0] - 2 * THUMB_EDGE, 3)
 # How much better another court's middle must match (normalised cross-correlation) for a
 # court reading to be doubted. Chosen in session 43 on the choice styles 555555555 and
 # 444444444 (rendered scenes, 20 a card, video settings): at 0.1 it doubted 2 right
@@ -142,8 +143,7 @@ class EnrolledDeck:
             np.savez_compressed(fh, weights=self.weights, bias=self.bias,
                                 middle_cards=np.int64(sorted(self.middles)),
                                 middles=np.float32([self.middles[c] for c in sorted(self.middles)])
-                                .reshape(-1, THUMB_SIZE[1] - 2 * THUMB_EDGE,
-                                         THUMB_SIZE[0] - 2 * THUMB_EDGE, 3),
+                                .reshape(-1, *THUMB_SHAPE),
                                 header=np.frombuffer(json.dumps(header).encode(), np.uint8))
         tmp.replace(path)
         return path
@@ -174,10 +174,9 @@ class EnrolledDeck:
         if weights.ndim != 2 or weights.shape[0] != sum(HEADS) or bias.shape != (sum(HEADS),):
             raise DeckError(f"{path}: not a deck file (weights {weights.shape}, expected "
                             f"({sum(HEADS)}, features))")
-        shape = (THUMB_SIZE[1] - 2 * THUMB_EDGE, THUMB_SIZE[0] - 2 * THUMB_EDGE, 3)
-        if any(c not in COURTS or m.shape != shape for c, m in middles.items()):
+        if any(c not in COURTS or m.shape != THUMB_SHAPE for c, m in middles.items()):
             raise DeckError(f"{path}: not a deck file (its court middles are not "
-                            f"{len(COURTS)} courts' {shape} thumbnails)")
+                            f"{len(COURTS)} courts' {THUMB_SHAPE} thumbnails)")
         if reader is not None and header.get("reader") != reader:
             raise DeckError(f"{path}: enrolled with another corner reader "
                             f"({header.get('reader')}, this one is {reader}); enrol the deck "

@@ -474,9 +474,7 @@ class CardReaderDetector:
         for quad, pooled, found in kept:
             if found and found[0][2] in deck.middles:
                 cls = found[0][2]
-                centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
-                same = [q for q, _, f in read if f and f[0][2] == cls
-                        and np.linalg.norm(q.mean(0) - centre) <= 0.25 * size]
+                same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
                 if deck.doubts_court([middle_crop(image, orientations(q)[0])
                                       for q in same or [quad]], cls):
                     found = []
@@ -532,9 +530,7 @@ class CardReaderDetector:
         with at least that share of its probability."""
         kept: list[tuple[np.ndarray, float, list]] = []
         for quad, pooled, found in read:
-            centre, size = quad.mean(0), np.linalg.norm(quad[0] - quad[2])
-            k = next((k for k, (q, _, _) in enumerate(kept)
-                      if np.linalg.norm(centre - q.mean(0)) <= 0.25 * size), None)
+            k = next((k for k, (q, _, _) in enumerate(kept) if _same_card(quad, q)), None)
             if k is None:
                 kept.append((quad, pooled, found))
                 continue
@@ -555,6 +551,13 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
+
+
+def _same_card(quad: np.ndarray, other: np.ndarray) -> bool:
+    """Whether `other` outlines the same card as `quad`: its centre within a quarter of
+    quad's diagonal."""
+    return bool(np.linalg.norm(quad.mean(0) - other.mean(0))
+                <= 0.25 * np.linalg.norm(quad[0] - quad[2]))
 
 
 def _box(region: np.ndarray, W: int, H: int) -> list[float]:
