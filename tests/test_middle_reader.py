@@ -11,7 +11,7 @@ from companion.detector.card_reader import CardReaderDetector, CornerReader, ori
 from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
                                               OUTPUTS, MiddleReader, agrees, blank_corners,
                                               confirms, middle_crop, names, prefers,
-                                              rank_group)
+                                              rank_group, rescues)
 from companion.detector.model import MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
@@ -303,3 +303,37 @@ def test_the_pip_count_weighs_in_where_the_middle_counts_pips():
     assert prefers(ace, corner, nine, 1.0, 1.0)
     # The rank weighed on its own, the suit's weight off.
     assert not prefers(counted_ten, corner, nine, 0.0, 1.0)
+
+
+def test_a_card_the_middles_suit_turned_is_named_by_the_rescue_where_both_agree():
+    # The corners are torn between 2s (0.5) and 2c (0.4); the middle counts two clubs.
+    canvas, quad = _placed("2c", 20, 5)
+
+    def names(middle, rescue):
+        return set(CardReaderDetector(FixedFinder(quad), TornReader(), retry=(), middle=middle,
+                                      veto=0.03, suit_veto=0.01, fuse=1.0,
+                                      rescue=rescue)(canvas).names)
+
+    sure_clubs = _middle(rank_group(1), {"c": 0.95, "s": 0.05})
+    sure_clubs.p[:len(GROUPS)] = 0.0
+    sure_clubs.p[rank_group(1)] = 0.95
+    assert names(sure_clubs, None) == set()                  # off: the fuse leaves it unclear
+    assert names(sure_clubs, (0.9, 0.3)) == {"2c"}           # the corners gave 2c 0.8 pooled
+    assert names(sure_clubs, (0.96, 0.3)) == set()           # the middle not sure enough
+    assert names(sure_clubs, (0.9, 0.85)) == set()           # the corners too unsure of 2c
+    # A middle sure of a card the corners never read names nothing.
+    hearts = _middle(rank_group(6), {"h": 0.99})
+    hearts.p[:len(GROUPS)] = 0.0
+    hearts.p[rank_group(6)] = 0.99
+    assert names(hearts, (0.9, 0.3)) == set()
+
+
+def test_the_rescue_rule():
+    corner = np.zeros(len(CLASS_NAMES), np.float32)
+    corner[CLASS_NAMES.index("Ac")], corner[CLASS_NAMES.index("As")] = 0.3, 1.2
+    ace_clubs = _middle(0, {"c": 0.97, "s": 0.03}).p
+    assert rescues(ace_clubs, corner, 0.9, 0.2) == (CLASS_NAMES.index("Ac"), pytest.approx(0.97))
+    assert rescues(ace_clubs, corner, 0.9, 0.4) is None           # too little corner support
+    assert rescues(ace_clubs, corner, 0.98, 0.2) is None          # the middle not sure enough
+    # A picture names nothing (a court's middle cannot tell a jack from a king).
+    assert rescues(_middle(COURT, {"c": 1.0}).p, corner, 0.5, 0.0) is None

@@ -24,7 +24,8 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import MiddleReader, agrees, confirms, middle_crop, names, prefers
+from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
+                            rescues)
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -232,7 +233,8 @@ class CardReaderDetector:
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
-                 fuse: float = 0.0, fuse_rank: float = 0.0) -> None:
+                 fuse: float = 0.0, fuse_rank: float = 0.0,
+                 rescue: tuple[float, float] | None = None) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -266,7 +268,11 @@ class CardReaderDetector:
         never); fuse, fuse_rank: a named card whose corner reading, each card weighed by
         the middle's probability of its suit to the power `fuse` and of its rank group to
         the power `fuse_rank`, no longer comes out on top is "unclear"
-        (middle_reader.prefers; 0: never)."""
+        (middle_reader.prefers; 0: never); rescue (sure, support): a card that is left
+        unnamed after all that (its corners unsure, or vetoed or turned by the middle) is
+        named by the middle where it counts the card's pips and their suit each at `sure`
+        or more and the corners' pooled reading gives that very card at least `support`
+        (middle_reader.rescues; None: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -281,6 +287,7 @@ class CardReaderDetector:
         self.wider = wider
         self.disagree = disagree
         self.fuse, self.fuse_rank = fuse, fuse_rank
+        self.rescue = rescue
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -351,7 +358,6 @@ class CardReaderDetector:
         probs = self.reader([c for crops, *_ in prepared for c in crops])
         out, readings, unsure, ends_at, vectors, i = [], [], [], [], [], 0
         low = self.middle is not None and self.confirm < 1.0 and self.confirm_conf <= conf
-        alone = self.middle is not None and self.alone < 1.0
         for q, outlines, (crops, n_looks, ends, regions) in zip(quads, looks, prepared):
             p = probs[i:i + len(crops)]
             pooled, found, reading, vector = self._decide(p, n_looks, ends, regions, conf, W, H)
@@ -361,9 +367,8 @@ class CardReaderDetector:
             unsure.append(None if found or not low else
                           self._decide(p, n_looks, ends, regions, self.confirm_conf, W, H,
                                        given_index=True)[1])
-            # Where the two ends of that reading lie, should the middle name the card alone.
-            ends_at.append(None if found or unsure[-1] or not alone else
-                           [_box(regions[j], W, H) for j in (reading, reading + 1)])
+            # Where the two ends of that reading lie, should the middle name the card.
+            ends_at.append([_box(regions[j], W, H) for j in (reading, reading + 1)])
             i += len(crops)
         return self._check_middles(image, out, readings, unsure, ends_at, vectors)
 
@@ -374,11 +379,14 @@ class CardReaderDetector:
         count turn to another card (`fuse`, `fuse_rank`), is made unclear (no
         detections, and no weight against another outline of the card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
-        is named; one whose ends read no card at all (`ends_at`: where they lie) is named
-        where the middle alone counts its pips and their suit surely."""
+        is named; one whose ends read no card at all is named where the middle alone
+        counts its pips and their suit surely; one left unnamed is named where the middle
+        is sure of a card its corners read too (`rescue`). `ends_at`: where each
+        reading's two ends lie."""
         if self.middle is None:
             return cards
-        ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j] or ends_at[j]]
+        alone = self.alone < 1.0
+        ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j] or alone]
         if not ask:
             return cards
         probs = self.middle([middle_crop(image, readings[j]) for j in ask])
@@ -391,10 +399,15 @@ class CardReaderDetector:
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])
-            elif not found and ends_at[j] and (named := names(p, self.alone)) is not None:
+            elif not found and not unsure[j] and alone and \
+                    (named := names(p, self.alone)) is not None:
                 cls, sure = named
                 # It ranks as surely read against other outlines of the card.
                 cards[j] = (q, max(pooled, sure), [(box, sure, cls) for box in ends_at[j]])
+            if self.rescue and not cards[j][2] and \
+                    (named := rescues(p, vectors[j], *self.rescue)) is not None:
+                cls, sure = named
+                cards[j] = (q, max(cards[j][1], sure), [(box, sure, cls) for box in ends_at[j]])
         return cards
 
     def _retry(self, image: np.ndarray, card, conf: float):

@@ -121,6 +121,23 @@ def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     return suit * len(RANKS) + group, p
 
 
+def rescues(probs: np.ndarray, corner: np.ndarray, sure: float,
+            support: float) -> tuple[int, float] | None:
+    """The card a middle reading names where the corner reader, weighed with it, named
+    none: its pips (an ace or 2-10; a picture names nothing) and their suit, each read at
+    `sure` or more, and that card given at least `support` by the corners' pooled reading
+    (`corner`: its 52 card probabilities, summed over both ends). (The card's class, the
+    lesser of the middle's two probabilities) or None. A blurred index read as a 2c where
+    clear pips say 2s: the corners saw a 2 and a black suit, the middle says which."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    group, suit = int(groups.argmax()), int(suits.argmax())
+    p = min(float(groups[group]), float(suits[suit]))
+    if group == COURT or p < sure:
+        return None
+    cls = suit * len(RANKS) + group
+    return (cls, p) if float(corner[cls]) >= support else None
+
+
 def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
             rank_w: float = 0.0) -> bool:
     """Whether a card stays the likeliest once the corner reader's pooled reading (its 52
