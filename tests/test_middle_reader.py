@@ -309,7 +309,7 @@ def test_a_card_the_middles_suit_turned_is_named_by_the_rescue_where_both_agree(
     # The corners are torn between 2s (0.5) and 2c (0.4); the middle counts two clubs.
     canvas, quad = _placed("2c", 20, 5)
 
-    def names(middle, rescue):
+    def named(middle, rescue):
         return set(CardReaderDetector(FixedFinder(quad), TornReader(), retry=(), middle=middle,
                                       veto=0.03, suit_veto=0.01, fuse=1.0,
                                       rescue=rescue)(canvas).names)
@@ -317,15 +317,15 @@ def test_a_card_the_middles_suit_turned_is_named_by_the_rescue_where_both_agree(
     sure_clubs = _middle(rank_group(1), {"c": 0.95, "s": 0.05})
     sure_clubs.p[:len(GROUPS)] = 0.0
     sure_clubs.p[rank_group(1)] = 0.95
-    assert names(sure_clubs, None) == set()                  # off: the fuse leaves it unclear
-    assert names(sure_clubs, (0.9, 0.3)) == {"2c"}           # the corners gave 2c 0.8 pooled
-    assert names(sure_clubs, (0.96, 0.3)) == set()           # the middle not sure enough
-    assert names(sure_clubs, (0.9, 0.85)) == set()           # the corners too unsure of 2c
+    assert named(sure_clubs, None) == set()                  # off: the fuse leaves it unclear
+    assert named(sure_clubs, (0.9, 0.3)) == {"2c"}           # the corners gave 2c 0.8 pooled
+    assert named(sure_clubs, (0.96, 0.3)) == set()           # the middle not sure enough
+    assert named(sure_clubs, (0.9, 0.85)) == set()           # the corners too unsure of 2c
     # A middle sure of a card the corners never read names nothing.
     hearts = _middle(rank_group(6), {"h": 0.99})
     hearts.p[:len(GROUPS)] = 0.0
     hearts.p[rank_group(6)] = 0.99
-    assert names(hearts, (0.9, 0.3)) == set()
+    assert named(hearts, (0.9, 0.3)) == set()
 
 
 def test_the_rescue_rule():

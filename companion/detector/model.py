@@ -117,9 +117,9 @@ PHOTO_FUSE_RANK, LIVE_FUSE_RANK = 1.0, 0.0
 # turned by the middle) is named by its middle where the middle reads its pips (A-10) and
 # their suit each at LIVE_RESCUE[0] or more and the corners' reading, pooled over both
 # ends, gives that very card at least LIVE_RESCUE[1] (middle_reader.rescues): a blurred
-# index read 2c over 2s whose clear pips are spades. Chosen in session 44 by the rule
-# fixed before (runs/s44/rule.md; choose.py's questions) from (0.9, 0.3), (0.9, 0.15) and
-# (0.95, 0.3), on the choice sets only: rendered piles (1,500 each) of seed 31337 whole
+# index read 2c over 2s whose clear pips are spades. Chosen in session 44 by a rule fixed
+# before any figure (choose.py's questions; the deck styles: more right, no more wrong)
+# from (0.9, 0.3), (0.9, 0.15) and (0.95, 0.3), on the choice sets only: rendered piles (1,500 each) of seed 31337 whole
 # top cards 1055 -> 1060 / 1063 / 1060 of 1088 (misreads 10 throughout), of 31338
 # 1067 -> 1070 / 1071 / 1067 of 1091 (misreads 12 / 11 / 12); valid-face games 276-285
 # 387 of 405 flips, 1 false, and drawn games 1-30 586 of 587, none false, with (0.9,
