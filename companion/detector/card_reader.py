@@ -392,6 +392,7 @@ class CardReaderDetector:
         probs = self.middle([middle_crop(image, readings[j]) for j in ask])
         for j, p in zip(ask, probs):
             q, pooled, found = cards[j]
+            named = None            # (class, confidence) the middle names the card by
             if found and max(f[1] for f in found) < self.veto_sure and \
                     not agrees(p, found[0][2], self.veto, self.suit_veto):
                 cards[j] = (q, 0.0, [])
@@ -399,14 +400,13 @@ class CardReaderDetector:
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])
-            elif not found and not unsure[j] and alone and \
-                    (named := names(p, self.alone)) is not None:
+            elif not found and not unsure[j] and alone:
+                named = names(p, self.alone)
+            if named is None and self.rescue and not cards[j][2]:
+                named = rescues(p, vectors[j], *self.rescue)
+            if named is not None:
                 cls, sure = named
                 # It ranks as surely read against other outlines of the card.
-                cards[j] = (q, max(pooled, sure), [(box, sure, cls) for box in ends_at[j]])
-            if self.rescue and not cards[j][2] and \
-                    (named := rescues(p, vectors[j], *self.rescue)) is not None:
-                cls, sure = named
                 cards[j] = (q, max(cards[j][1], sure), [(box, sure, cls) for box in ends_at[j]])
         return cards
 
