@@ -108,17 +108,21 @@ def confirms(probs: np.ndarray, card_cls: int, confirm: float) -> bool:
     return group != COURT and float(groups[group]) >= confirm and float(suits[suit]) >= confirm
 
 
+def _read_card(probs: np.ndarray) -> tuple[int, int, float]:
+    """A middle reading's likeliest rank group, its card's class (that group and the
+    likeliest suit; meaningless for a court) and the lesser of the two probabilities."""
+    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
+    group, suit = int(groups.argmax()), int(suits.argmax())
+    return group, suit * len(RANKS) + group, min(float(groups[group]), float(suits[suit]))
+
+
 def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     """The card a middle reading names by itself, where the corner reader names nothing:
     its pips counted (2-10) and their suit, each with at least `sure`; (the card's class,
     the lesser of the two), or None. An ace's or a court's middle names no card: an art
     deck draws its aces and courts, and some of its numbers, as pictures."""
-    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
-    group, suit = int(groups.argmax()), int(suits.argmax())
-    p = min(float(groups[group]), float(suits[suit]))
-    if not 1 <= group < COURT or p < sure:
-        return None
-    return suit * len(RANKS) + group, p
+    group, cls, p = _read_card(probs)
+    return (cls, p) if 1 <= group < COURT and p >= sure else None
 
 
 def rescues(probs: np.ndarray, corner: np.ndarray, sure: float,
@@ -129,13 +133,9 @@ def rescues(probs: np.ndarray, corner: np.ndarray, sure: float,
     (`corner`: its 52 card probabilities, summed over both ends). (The card's class, the
     lesser of the middle's two probabilities) or None. A blurred index read as a 2c where
     clear pips say 2s: the corners saw a 2 and a black suit, the middle says which."""
-    groups, suits = probs[:len(GROUPS)], probs[len(GROUPS):]
-    group, suit = int(groups.argmax()), int(suits.argmax())
-    p = min(float(groups[group]), float(suits[suit]))
-    if group == COURT or p < sure:
-        return None
-    cls = suit * len(RANKS) + group
-    return (cls, p) if float(corner[cls]) >= support else None
+    group, cls, p = _read_card(probs)
+    return (cls, p) if group != COURT and p >= sure and float(corner[cls]) >= support \
+        else None
 
 
 def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
