@@ -42,6 +42,10 @@ With `--faces real`, each game's 52 faces are real card photos instead of a draw
 deck (`companion/render/photodeck.py`): one photo a card, chosen by the game's seed
 among `../shared/realcards` (one deck, cut out of its table photos) and
 `../shared/realdecks/test` (hundreds of decks); evaluation only, never trained on.
+
+With `--enrolled`, each game is read with its own drawn deck enrolled first, from one
+rendered photo a card (`companion enrol`'s code): a household's deck, enrolled, then
+played.
 """
 
 from __future__ import annotations
@@ -145,6 +149,26 @@ def real_faces(split: str):
                          f"under {SHARED} (realcards, realdecks/{split}); they are not "
                          "part of the project")
     return photos, load_detector(photo=True).finder
+
+
+def enrolled_detector(seed: int, tmp: Path, model=None, reader=None):
+    """The video detector reading with game `seed`'s own deck enrolled, as a household
+    would before playing: one rendered photo a card (render.scene.card_photo) through
+    `companion enrol`'s code."""
+    import cv2
+    import numpy as np
+    from companion.deck.enrol import enrol_photos
+    from companion.engine.cards import CLASS_NAMES
+    from companion.render.scene import card_photo
+    deck_faces, rng = film_of(seed, 1.0).deck, np.random.default_rng(seed)
+    folder = tmp / f"deck{seed}"
+    folder.mkdir(exist_ok=True)
+    for c in range(52):
+        cv2.imwrite(str(folder / f"{CLASS_NAMES[c]}.png"), card_photo(deck_faces, c, rng))
+    deck, report = enrol_photos(folder, load_detector(photo=True), f"game{seed}", progress=False)
+    if report.missing:
+        print(f"  game {seed}: enrolled without {' '.join(report.missing)}")
+    return load_detector(model, reader=reader, deck=deck)
 
 
 def run_game(det, seed: int, seconds: float, tmp: Path, gate: bool = True, photos=None,
@@ -253,6 +277,8 @@ def main() -> None:
                     help="detector model (default: the shipped design, as `watch` uses it)")
     ap.add_argument("--reader", default=None,
                     help="corner reader (default: the shipped one), to choose between readers")
+    ap.add_argument("--enrolled", action="store_true",
+                    help="read each game with its own deck enrolled first (drawn faces)")
     ap.add_argument("--faces", choices=("drawn", "real"), default="drawn",
                     help="the cards' faces: the renderer's drawn decks (default) or real photos")
     ap.add_argument("--faces-split", choices=("test", "valid"), default="test",
@@ -267,6 +293,8 @@ def main() -> None:
     ap.add_argument("--no-pad", action="store_true",
                     help="no slap input: the camera sees the slaps")
     args = ap.parse_args()
+    if args.enrolled and args.faces == "real":
+        ap.error("--enrolled reads the drawn decks (a real-face game mixes many decks)")
     det = load_detector(args.model, reader=args.reader)
     if args.slow_ms > 0:
         det = Slowed(det, args.slow_ms)
@@ -285,7 +313,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for seed in range(args.first_seed, args.first_seed + args.games):
-                truth, calls, stats, pipe = run_game(det, seed, args.seconds, Path(tmp),
+                game_det = enrolled_detector(seed, Path(tmp), args.model, args.reader) \
+                    if args.enrolled else det
+                truth, calls, stats, pipe = run_game(game_det, seed, args.seconds, Path(tmp),
                                                      photos=photos, finder=finder,
                                                      realtime=args.realtime,
                                                      no_pad=args.no_pad)

@@ -250,17 +250,16 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
 
 def test_a_deck_keeps_its_courts_pictures_and_doubts_a_court_whose_picture_is_another(
         enrolled, style):
-    """The enrolled courts' middles are kept in the file; a card read as Kh whose middle
+    """The enrolled cards' pictures are kept in the file; a card read as Kh whose middle
     is Kh's is named, and unclear once the deck's Kh and Qs pictures are swapped (a Kh
     read as Qs looks just like that)."""
-    from companion.deck.enrolled import COURTS
     out, _, _ = enrolled
     deck = EnrolledDeck.load(out)
     kh, qs = CLASS_NAMES.index("Kh"), CLASS_NAMES.index("Qs")
-    assert set(deck.middles) == {kh, qs} and set(deck.middles) <= set(COURTS)
+    assert set(deck.pictures) >= {kh, qs}
     scene = card_scene(style, kh, np.random.default_rng(5), min_visible=0.98)
     assert top1(load_detector(photo=True, deck=deck)(scene.image))[0] == "Kh"
-    deck.middles[kh], deck.middles[qs] = deck.middles[qs], deck.middles[kh]
+    deck.pictures[kh], deck.pictures[qs] = deck.pictures[qs], deck.pictures[kh]
     for photo in (True, False):
         assert top1(load_detector(photo=photo, deck=deck)(scene.image))[0] is None, photo
     # Not a court, or a court not enrolled: nothing to doubt.
@@ -268,22 +267,62 @@ def test_a_deck_keeps_its_courts_pictures_and_doubts_a_court_whose_picture_is_an
     assert not deck.doubts_court([np.zeros((68, 48, 3), np.uint8)], CLASS_NAMES.index("Jd"))
 
 
+def test_on_video_a_deck_names_by_its_picture_a_card_its_corners_only_lean_to(
+        enrolled, style):
+    """Where no outline names a card (here: every end asked for 0.99), the video reader
+    with a deck names the card whose picture fits the card's middle clearly best, if its
+    corners give it some weight; not with that card's picture swapped for another's, not
+    where the corners give it none, and photos never."""
+    from companion.deck import enrolled as deck_module
+    from companion.detector.middle_reader import middle_crop
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    qs, kh = CLASS_NAMES.index("Qs"), CLASS_NAMES.index("Kh")
+    scene = card_scene(style, qs, np.random.default_rng(8), min_visible=0.98)
+    video = load_detector(photo=False, deck=deck)
+    assert top1(video(scene.image))[0] == "Qs"
+    assert top1(video(scene.image, conf=0.99))[0] == "Qs"          # by its picture
+    video.by_picture = False
+    assert top1(video(scene.image, conf=0.99))[0] is None
+    video.by_picture = True
+    assert top1(load_detector(photo=True, deck=deck)(scene.image, conf=0.99))[0] is None
+    deck.pictures[kh], deck.pictures[qs] = deck.pictures[qs], deck.pictures[kh]
+    assert top1(video(scene.image, conf=0.99))[0] is None          # Kh's picture fits best,
+    deck.pictures[kh], deck.pictures[qs] = deck.pictures[qs], deck.pictures[kh]  # corners: Qs
+    # The rule itself: support from the corners, and a margin over every other picture.
+    middle = middle_crop(scene.image, scene.cards[0].quad)           # the top card's true outline
+    lean = np.zeros(52, np.float32)
+    lean[qs] = deck_module.PICTURE_SUPPORT
+    assert deck.names_by_picture([(middle, lean)])[0] == qs
+    assert deck.names_by_picture([(middle, lean * 0.5)]) is None
+    deck.pictures[kh] = deck.pictures[qs]                            # two alike: no margin
+    assert deck.names_by_picture([(middle, lean)]) is None
+
+
 def test_a_deck_file_without_court_pictures_still_reads(enrolled, style, tmp_path):
-    """Decks enrolled before the courts' pictures were kept load and read as before; a
-    file whose pictures are malformed is one clear error."""
+    """Decks enrolled before the courts' pictures were kept load and read as before, and
+    so do those with the small thumbnails of sessions 43-45 (saying so once); a file
+    whose pictures are malformed is one clear error."""
     out, _, _ = enrolled
     deck = EnrolledDeck.load(out)
     with np.load(out) as z:
         arrays = {k: z[k] for k in z.files}
     old = tmp_path / "old.deck"
     with old.open("wb") as fh:
-        np.savez_compressed(fh, **{k: v for k, v in arrays.items() if "middle" not in k})
+        np.savez_compressed(fh, **{k: v for k, v in arrays.items() if "picture" not in k})
     loaded = EnrolledDeck.load(old)
-    assert loaded.middles == {} and loaded.cards == deck.cards
+    assert loaded.pictures == {} and loaded.cards == deck.cards and not loaded.load_note
+    thumbs = tmp_path / "thumbs.deck"
+    with thumbs.open("wb") as fh:
+        np.savez_compressed(fh, **{k: v for k, v in arrays.items() if "picture" not in k},
+                            middle_cards=arrays["picture_cards"],
+                            middles=np.zeros((len(arrays["pictures"]), 28, 18, 3), np.float32))
+    loaded = EnrolledDeck.load(thumbs)
+    assert loaded.pictures == {} and "thumbs.deck: enrolled by an older version" in loaded.load_note
     scene = card_scene(style, CLASS_NAMES.index("Kh"), np.random.default_rng(5), min_visible=0.98)
     assert top1(load_detector(photo=True, deck=old)(scene.image))[0] == "Kh"
     bad = tmp_path / "bad.deck"
     with bad.open("wb") as fh:
-        np.savez_compressed(fh, **{**arrays, "middles": arrays["middles"][:, :5]})
+        np.savez_compressed(fh, **{**arrays, "pictures": arrays["pictures"][:, :5]})
     with pytest.raises(DeckError, match="bad.deck: not a deck file"):
         EnrolledDeck.load(bad)

@@ -6,8 +6,8 @@ what it shows. Both of the card's corners are then cut many times, as an imperfe
 finder and another camera would cut them (the box a few per cent off, turned, seen
 slantwise; blur, light, noise, JPEG), under the card's name; the card read sideways and
 its middle as "no index". The reader's heads are fitted to the features of all those
-crops (`fit_heads`), and the fitted layer is the deck (enrolled.py), with a thumbnail of
-each court card's middle (`court_middle`).
+crops (`fit_heads`), and the fitted layer is the deck (enrolled.py), with the picture of
+each card's middle (`card_picture`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..detector.card_reader import (HEADS, NONE_CLASS, CardReaderDetector, corne
 from ..detector.middle_reader import middle_crop
 from ..engine.cards import CLASS_NAMES, JOKER_NAMES
 from ..render.effects import camera
-from .enrolled import COURTS, EnrolledDeck, middle_thumbnail, reader_id
+from .enrolled import EnrolledDeck, reader_id
 
 # The fit starts at the shipped heads and its length is what keeps it near them. Chosen
 # on realdecks/valid (one photo of each card enrolled, then read under bench_robustness's
@@ -137,10 +137,10 @@ def corner_variations(image: np.ndarray, quad: np.ndarray, rng: np.random.Genera
     return index, none
 
 
-def court_middle(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    """The thumbnail of a card's middle (its picture, for a court), read upright by the
-    outline's geometry (which way up does not matter: enrolled.doubts_court tries both)."""
-    return middle_thumbnail(middle_crop(image, orientations(quad)[0]))
+def card_picture(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """A card's middle (its pips, or a court's picture), read upright by the outline's
+    geometry (which way up does not matter: the deck's comparisons try both)."""
+    return middle_crop(image, orientations(quad)[0])
 
 
 def find_card(detector: CardReaderDetector, image: np.ndarray):
@@ -207,12 +207,12 @@ def fit_heads(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, bia
 
 def fit_deck(detector: CardReaderDetector, features: list[np.ndarray], labels: list[int],
              cards: set[str], name: str, info: dict,
-             middles: dict[int, np.ndarray] | None = None) -> EnrolledDeck:
+             pictures: dict[int, np.ndarray] | None = None) -> EnrolledDeck:
     """The deck from its crops' features (photos or the camera alike): the heads fitted,
-    tied to the reader that made the features; middles: the courts' thumbnails."""
+    tied to the reader that made the features; pictures: each card's middle."""
     W, b = fit_heads(np.concatenate(features), np.int64(labels), *detector.reader.heads_layer())
     return EnrolledDeck(W, b, [c for c in CLASS_NAMES if c in cards],
-                        reader_id(detector.reader.path), name, info, dict(middles or {}))
+                        reader_id(detector.reader.path), name, info, dict(pictures or {}))
 
 
 def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "deck",
@@ -243,7 +243,7 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
     rng = np.random.default_rng(seed)
     feats: list[np.ndarray] = []
     labels: list[int] = []
-    middles: dict[int, np.ndarray] = {}
+    pictures: dict[int, np.ndarray] = {}
     for path, card in tqdm(todo, desc="enrolling", unit="photo", disable=None if progress
                            else True, leave=False):
         image = cv2.imread(str(path))
@@ -276,10 +276,10 @@ def enrol_photos(folder: str | Path, detector: CardReaderDetector, name: str = "
             report.jokers.append(path.name)
         else:
             report.enrolled.setdefault(card, []).append(path.name)
-            if label in COURTS and label not in middles:     # its first photo's picture
-                middles[label] = court_middle(image, quad)
+            if label not in pictures:     # its first photo's
+                pictures[label] = card_picture(image, quad)
     if not feats:
         return None, report
     info = {"photos": {c: fs for c, fs in sorted(report.enrolled.items())},
             "jokers": report.jokers, "variations": variations, "source": str(folder)}
-    return fit_deck(detector, feats, labels, set(report.enrolled), name, info, middles), report
+    return fit_deck(detector, feats, labels, set(report.enrolled), name, info, pictures), report

@@ -12,11 +12,14 @@ detector, the tracker and every command work unchanged, at next to no cost.
 The file is one compressed `.npz` (numpy arrays and a JSON header; no pickles), tied to
 the reader it was enrolled with: another reader's features mean nothing to these weights.
 
-A deck also keeps a thumbnail of each enrolled court card's middle (its picture, which
-no other card of the deck shares): a card read as a court whose middle looks more like
-another enrolled court's than its own is "unclear" (`doubts_court`). An index read one
-letter off (a J for a Q) keeps the suit and the colours of its corner, so the corner
-cannot catch it; the picture can. A deck file without thumbnails reads as before.
+A deck also keeps each enrolled card's picture (its middle, straightened, corners
+blanked: middle_reader.middle_crop). A court's picture is its own: a card read as a court
+whose middle looks more like another enrolled court's than its own is "unclear"
+(`doubts_court`); an index read one letter off (a J for a Q) keeps the suit and the
+colours of its corner, so the corner cannot catch it, the picture can. And on video, where
+no outline of a frame names a card, a card is named whose picture fits an outline's middle
+clearly best while its corners give it some weight (`names_by_picture`). A deck file
+without pictures reads as before.
 """
 
 from __future__ import annotations
@@ -32,23 +35,30 @@ import cv2
 import numpy as np
 
 from ..detector.card_reader import HEADS, NONE_CLASS, card_probabilities
+from ..detector.middle_reader import MID_H, MID_W
 from ..engine.cards import CLASS_NAMES
 from ..paths import user_data_dir
 
 FORMAT = "ratscrew-deck/1"
 SUFFIX = ".deck"
 COURTS = [i for i, n in enumerate(CLASS_NAMES) if n[:-1] in ("J", "Q", "K")]
-# A court's middle, straightened and corners blanked (middle_reader.middle_crop), shrunk
-# to this (width, height) and its edge of THUMB_EDGE pixels dropped (the card's border
-# and whatever of the table the outline took in).
-THUMB_SIZE, THUMB_EDGE = (24, 34), 3
-THUMB_SHAPE = (THUMB_SIZE[1] - 2 * THUMB_EDGE, THUMB_SIZE[0] - 2 * THUMB_EDGE, 3)
-# How much better another court's middle must match (normalised cross-correlation) for a
-# court reading to be doubted. Chosen in session 43 on the choice styles 555555555 and
-# 444444444 (rendered scenes, 20 a card, video settings): at 0.1 it doubted 2 right
-# courts of each; at 0.15 and 0.2 none, and all 4 wrong courts (Js->Qs, Qh->Jh, Jc->Js,
-# Ks->Kc: margins 0.24 to 0.70); at 0.3 Ks->Kc was kept. The middle of that safe range.
+# A court's picture is compared at the middle crop's full size (48 x 68) less an edge of
+# THUMB_EDGE pixels (the card's border and whatever of the table the outline took in),
+# against the enrolled picture sharp and blurred by each of PICTURE_BLURS (Gaussian sigma,
+# pixels): a scene's motion or focus blur takes a busy picture's detail (a Jd of small
+# coloured triangles) and made it fit a plainer court as well as its own at 18 x 28 px
+# (sessions 43-45). Chosen in session 46 on five styles' court judgements (video) and two
+# (photo), replayed: right / wrong 7084 / 24 at 18 x 28 sharp, 7089 / 24 this way.
+THUMB_EDGE = 6
+PICTURE_BLURS = (0.0, 1.5, 3.0)
+PICTURE_SHAPE = (MID_H, MID_W, 3)
 COURT_MARGIN = 0.2
+# names_by_picture: how much the corners' pooled reading must give the card (SUPPORT) and
+# how much better its picture must fit than any other enrolled card's (MARGIN). Chosen in
+# session 46 on the choice styles 555555555 and 444444444 (video, replayed): frames that
+# named nothing, 1004 + 1023 -> 1008 + 1023 right, none wrong (at (0.15, 0.1) one wrong,
+# a 4c named 2c); held out, style 173205080: 1016 -> 1018, none wrong added.
+PICTURE_SUPPORT, PICTURE_MARGIN = 0.3, 0.1
 
 
 class DeckError(ValueError):
@@ -93,29 +103,65 @@ class EnrolledDeck:
     reader: str                           # reader_id of the reader the weights belong to
     name: str = "deck"
     info: dict = field(default_factory=dict)   # photos, variations, when enrolled
-    middles: dict[int, np.ndarray] = field(default_factory=dict)   # court class -> thumbnail
+    pictures: dict[int, np.ndarray] = field(default_factory=dict)   # card class -> its middle
+    load_note: str = ""                   # what a user should know of the file, once loaded
 
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, np.float32)
         self.bias = np.asarray(self.bias, np.float32)
+        self._templates: tuple[tuple, dict[int, np.ndarray]] = ((), {})
+
+    def templates(self) -> dict[int, np.ndarray]:
+        """Card class -> its picture's thumbnails (each blur of PICTURE_BLURS, each way
+        up), stacked; made again only when the pictures change."""
+        key = tuple((c, id(m)) for c, m in sorted(self.pictures.items()))
+        if self._templates[0] != key:
+            made = {}
+            for c, m in self.pictures.items():
+                sharp_and_blurred = [middle_thumbnail(m, b) for b in PICTURE_BLURS]
+                made[c] = np.stack(sharp_and_blurred + [t[::-1, ::-1] for t in sharp_and_blurred])
+            self._templates = (key, made)
+        return self._templates[1]
+
+    def _fits(self, middle: np.ndarray, among: list[int]) -> np.ndarray:
+        """How well a middle crop fits each of `among`'s pictures (normalised
+        cross-correlation, the best of either way up, sharp or blurred)."""
+        t = middle_thumbnail(middle)
+        templates = self.templates()
+        return np.float32([(templates[c] * t).sum((1, 2, 3)).max() for c in among])
 
     def doubts_court(self, middles: list[np.ndarray], cls: int) -> bool:
         """Whether a card read as court `cls` is rather another enrolled court, judged on
         its middle crops (middle_reader.middle_crop, one per outline of the card): on
-        the crop that fits some enrolled picture best (either way up), another court's
-        picture fits better than its own by more than COURT_MARGIN. False for other
-        cards and unenrolled courts."""
-        if cls not in self.middles or len(self.middles) < 2 or not middles:
+        the crop that fits some enrolled court's picture best, another court's picture
+        fits better than its own by more than COURT_MARGIN. False for other cards and
+        unenrolled courts."""
+        courts = [c for c in COURTS if c in self.pictures]
+        if cls not in courts or len(courts) < 2 or not middles:
             return False
+        best = max((self._fits(m, courts) for m in middles), key=lambda f: f.max())
+        own = best[courts.index(cls)]
+        return float(np.delete(best, courts.index(cls)).max()) > own + COURT_MARGIN
+
+    def names_by_picture(self, looks: list[tuple[np.ndarray, np.ndarray]]
+                         ) -> tuple[int, float, int] | None:
+        """A card for outlines that name none: looks are (middle crop, the corners'
+        pooled card probabilities) per outline. The card whose picture fits an outline's
+        middle better than every other enrolled card's by more than PICTURE_MARGIN, where
+        the corners give it at least PICTURE_SUPPORT; of several outlines, the best fit.
+        (card, its picture's fit, which look), or None."""
+        cards = sorted(self.pictures)
+        if len(cards) < 2:
+            return None
         best = None
-        for middle in middles:
-            t = middle_thumbnail(middle)
-            sim = {c: max(float((t * m).sum()), float((t * m[::-1, ::-1]).sum()))
-                   for c, m in self.middles.items()}
-            if best is None or max(sim.values()) > max(best.values()):
-                best = sim
-        own = best.pop(cls)
-        return max(best.values()) > own + COURT_MARGIN
+        for k, (middle, pooled) in enumerate(looks):
+            fits = self._fits(middle, cards)
+            i = int(fits.argmax())
+            second = float(np.partition(fits, -2)[-2])
+            if pooled[cards[i]] >= PICTURE_SUPPORT and fits[i] - second > PICTURE_MARGIN and \
+                    (best is None or fits[i] > best[1]):
+                best = (cards[i], float(fits[i]), k)
+        return best
 
     @property
     def id(self) -> str:
@@ -141,9 +187,9 @@ class EnrolledDeck:
         tmp = path.with_name(path.name + ".tmp")
         with tmp.open("wb") as fh:   # written aside, then moved: a crash never leaves half a deck
             np.savez_compressed(fh, weights=self.weights, bias=self.bias,
-                                middle_cards=np.int64(sorted(self.middles)),
-                                middles=np.float32([self.middles[c] for c in sorted(self.middles)])
-                                .reshape(-1, *THUMB_SHAPE),
+                                picture_cards=np.int64(sorted(self.pictures)),
+                                pictures=np.uint8([self.pictures[c] for c in sorted(self.pictures)])
+                                .reshape(-1, *PICTURE_SHAPE),
                                 header=np.frombuffer(json.dumps(header).encode(), np.uint8))
         tmp.replace(path)
         return path
@@ -160,9 +206,12 @@ class EnrolledDeck:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())
                 weights, bias = z["weights"].astype(np.float32), z["bias"].astype(np.float32)
-                # Decks enrolled before session 43 hold no court middles.
-                middles = {int(c): m for c, m in zip(z["middle_cards"], z["middles"].astype(
-                    np.float32))} if "middles" in z.files else {}
+                # Decks enrolled before session 43 hold no pictures; those of sessions
+                # 43-45 hold small thumbnails of the courts ("middles") these comparisons
+                # cannot use: both read without them (load_note says so).
+                pictures = {int(c): m for c, m in zip(z["picture_cards"], z["pictures"])
+                            } if "pictures" in z.files else {}
+                old_pictures = "middles" in z.files and not pictures
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile,
                 UnicodeDecodeError) as exc:
             raise DeckError(f"{path}: not a deck file (unreadable or corrupt: "
@@ -174,23 +223,30 @@ class EnrolledDeck:
         if weights.ndim != 2 or weights.shape[0] != sum(HEADS) or bias.shape != (sum(HEADS),):
             raise DeckError(f"{path}: not a deck file (weights {weights.shape}, expected "
                             f"({sum(HEADS)}, features))")
-        if any(c not in COURTS or m.shape != THUMB_SHAPE for c, m in middles.items()):
-            raise DeckError(f"{path}: not a deck file (its court middles are not "
-                            f"{len(COURTS)} courts' {THUMB_SHAPE} thumbnails)")
+        if any(not 0 <= c < len(CLASS_NAMES) or m.shape != PICTURE_SHAPE or m.dtype != np.uint8
+               for c, m in pictures.items()):
+            raise DeckError(f"{path}: not a deck file (its card pictures are not "
+                            f"{PICTURE_SHAPE} pictures of cards)")
         if reader is not None and header.get("reader") != reader:
             raise DeckError(f"{path}: enrolled with another corner reader "
                             f"({header.get('reader')}, this one is {reader}); enrol the deck "
                             "again with this reader")
         cards = [c for c in header.get("cards", []) if c in CLASS_NAMES]
-        return cls(weights, bias, cards, header.get("reader", ""), header.get("name", path.stem),
-                   header.get("info", {}), middles)
+        deck = cls(weights, bias, cards, header.get("reader", ""), header.get("name", path.stem),
+                   header.get("info", {}), pictures)
+        if old_pictures:
+            deck.load_note = (f"{path}: enrolled by an older version; it is read "
+                              "without its cards' pictures (enrol the deck again to use them)")
+        return deck
 
 
-def middle_thumbnail(middle: np.ndarray) -> np.ndarray:
-    """A card's middle crop (middle_reader.middle_crop) as a small colour picture with
-    zero mean per colour and unit length: two such pictures' dot product is their
-    normalised cross-correlation (light and contrast cancel out)."""
-    t = cv2.resize(middle, THUMB_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
+def middle_thumbnail(middle: np.ndarray, blur: float = 0.0) -> np.ndarray:
+    """A card's middle crop (middle_reader.middle_crop), blurred by `blur` (sigma, pixels)
+    and its edge dropped, with zero mean per colour and unit length: two such pictures'
+    dot product is their normalised cross-correlation (light and contrast cancel out)."""
+    t = middle.astype(np.float32)
+    if blur:
+        t = cv2.GaussianBlur(t, (0, 0), blur)
     t = t[THUMB_EDGE:-THUMB_EDGE, THUMB_EDGE:-THUMB_EDGE]
     t -= t.mean((0, 1))
     return t / (np.linalg.norm(t) + 1e-6)

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..detector.card_reader import NONE_CLASS, CardReaderDetector
 from ..engine.cards import CLASS_NAMES
-from .enrol import (VARIATIONS, EnrolReport, corner_variations, court_middle, fit_deck,
+from .enrol import (VARIATIONS, EnrolReport, corner_variations, card_picture, fit_deck,
                     parse_photo_name)
-from .enrolled import COURTS, EnrolledDeck
+from .enrolled import EnrolledDeck
 
 # What `ask` is given: the question's text and the proposal (a card name or None); it
 # returns the card typed, "" to take the proposal, or "-" to skip the card.
@@ -49,7 +49,7 @@ class StreamEnrolment:
         self.report = EnrolReport()
         self.features: list[np.ndarray] = []
         self.labels: list[int] = []
-        self.middles: dict[int, np.ndarray] = {}
+        self.pictures: dict[int, np.ndarray] = {}
 
     def _outline(self, region: np.ndarray, card: str | None):
         """The outline of `card` in the pile region (the best-read one where the reading
@@ -100,8 +100,7 @@ class StreamEnrolment:
         self.features.append(f)
         cls = CLASS_NAMES.index(card)
         self.labels += [cls] * len(index) + [NONE_CLASS] * len(none)
-        if cls in COURTS:
-            self.middles[cls] = court_middle(region, quad)
+        self.pictures[cls] = card_picture(region, quad)
         self.report.enrolled[card] = [f"frame {frame}"]
         n = len(self.report.enrolled)
         print(f"  {card} ({n} of 52)", flush=True)
@@ -112,7 +111,7 @@ class StreamEnrolment:
         if not self.features:
             return None
         return fit_deck(self.det, self.features, self.labels, set(self.report.enrolled), name,
-                        {"source": source, "variations": self.variations}, self.middles)
+                        {"source": source, "variations": self.variations}, self.pictures)
 
 
 def enrol_stream(source: str, live_detector, photo_detector: CardReaderDetector,

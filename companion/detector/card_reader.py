@@ -234,7 +234,7 @@ class CardReaderDetector:
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
                  fuse: float = 0.0, fuse_rank: float = 0.0,
-                 rescue: tuple[float, float] | None = None) -> None:
+                 rescue: tuple[float, float] | None = None, by_picture: bool = False) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -272,7 +272,8 @@ class CardReaderDetector:
         unnamed after all that (its corners unsure, or vetoed or turned by the middle) is
         named by the middle where it counts the card's pips and their suit each at `sure`
         or more and the corners' pooled reading gives that very card at least `support`
-        (middle_reader.rescues; None: never)."""
+        (middle_reader.rescues; None: never). by_picture: with an enrolled deck, where no
+        outline names a card, one may be named by its picture (`_by_picture`)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -288,6 +289,8 @@ class CardReaderDetector:
         self.disagree = disagree
         self.fuse, self.fuse_rank = fuse, fuse_rank
         self.rescue = rescue
+        self.by_picture = by_picture
+        self._looked: list = []
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
         """Corner crops and regions of each reading of one outline. A box clearly longer
@@ -370,6 +373,9 @@ class CardReaderDetector:
             # Where the two ends of that reading lie, should the middle name the card.
             ends_at.append([_box(regions[j], W, H) for j in (reading, reading + 1)])
             i += len(crops)
+        if self.by_picture:     # for _by_picture (not the kept outlines read as they are)
+            main = len(quads) - len(as_is)
+            self._looked += list(zip(quads[:main], readings[:main], vectors[:main], ends_at[:main]))
         return self._check_middles(image, out, readings, unsure, ends_at, vectors)
 
     def _check_middles(self, image: np.ndarray, cards: list, readings: list,
@@ -463,6 +469,7 @@ class CardReaderDetector:
         new card landing there is found by the finder or the landing, and its outline
         must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
+        self._looked = []     # (outline, its reading's corners, pooled vector, ends) per outline read
         cards, kept = self._candidates(image, conf, outlines, fallback)
         # Photos: where no outline names a card, the finder looks again with the light
         # evened out (a black card on a dark table), and only its new boxes are read. Only
@@ -472,20 +479,21 @@ class CardReaderDetector:
             cards = sorted(cards + self._evened(image, conf), key=lambda c: -c[1])
         if self.wider and not any(found for _, _, found in cards + kept):
             cards = sorted(cards + self._widened(image, conf), key=lambda c: -c[1])
-        return self._courts_checked(image, self._one_each(cards + kept), cards + kept)
+        return self._by_picture(image, self._courts_checked(image, self._one_each(cards + kept),
+                                                            cards + kept))
 
     def _courts_checked(self, image: np.ndarray, kept: list, read: list) -> list:
-        """With an enrolled deck that keeps its courts' pictures: a card read as a court
-        is unclear where its middle looks more like another of those courts
+        """With an enrolled deck that keeps its cards' pictures: a card read as a court
+        is unclear where its middle looks more like another enrolled court's
         (enrolled.doubts_court), however sure its corners. Judged once a card, on every
         outline of it that names that court (a loose outline's middle fits every court
         about alike; the deck judges on the one that fits a picture best)."""
         deck = getattr(self.reader, "deck", None)
-        if deck is None or not getattr(deck, "middles", None):
+        if deck is None or not getattr(deck, "pictures", None):
             return kept
         out = []
         for quad, pooled, found in kept:
-            if found and found[0][2] in deck.middles:
+            if found and CLASS_NAMES[found[0][2]][:-1] in ("J", "Q", "K"):
                 cls = found[0][2]
                 same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
                 if deck.doubts_court([middle_crop(image, orientations(q)[0])
@@ -493,6 +501,25 @@ class CardReaderDetector:
                     found = []
             out.append((quad, pooled, found))
         return out
+
+    def _by_picture(self, image: np.ndarray, kept: list) -> list:
+        """With an enrolled deck, where no outline names a card: the card whose picture
+        fits an outline's middle clearly best and which its corners read too
+        (enrolled.names_by_picture), named at that outline (its ends) with its picture's
+        fit as confidence."""
+        deck = getattr(self.reader, "deck", None)
+        looked = self._looked
+        if not self.by_picture or deck is None or not getattr(deck, "pictures", None) or \
+                not looked or any(found for _, _, found in kept):
+            return kept
+        named = deck.names_by_picture([(middle_crop(image, reading), vector)
+                                       for _, reading, vector, _ in looked])
+        if named is None:
+            return kept
+        cls, fit, k = named
+        quad, _, _, ends = looked[k]
+        card = (quad, fit, [(box, fit, cls) for box in ends])
+        return [card] + [c for c in kept if not _same_card(quad, c[0])]
 
     def _candidates(self, image: np.ndarray, conf: float, outlines, fallback):
         """Every outline of the picture read (the finder's boxes from each angle, grown,

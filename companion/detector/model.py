@@ -8,6 +8,7 @@ Runtime: fast on a CPU, and no torch import. Training and evaluation live apart,
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .card_reader import CardFinder, CardReaderDetector, CornerReader
@@ -178,6 +179,8 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                                 "enrol it again")
         else:
             deck = EnrolledDeck.load(deck, reader=rid)
+            if deck.load_note:
+                print(deck.load_note, file=sys.stderr)
         corner_reader.deck = deck
     veto = VETO if veto is None else veto
     suit_veto = (DECK_SUIT_VETO if deck is not None else SUIT_VETO) if veto > 0 else 0.0
@@ -195,4 +198,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
                               disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK,
-                              rescue=None if photo else LIVE_RESCUE)
+                              rescue=None if photo else LIVE_RESCUE, by_picture=not photo)
