@@ -109,26 +109,30 @@ class EnrolledDeck:
     def __post_init__(self) -> None:
         self.weights = np.asarray(self.weights, np.float32)
         self.bias = np.asarray(self.bias, np.float32)
-        self._templates: tuple[tuple, dict[int, np.ndarray]] = ((), {})
+        self._templates: dict[tuple, np.ndarray] = {}
+        self._pictures_key: tuple = ()
 
-    def templates(self) -> dict[int, np.ndarray]:
-        """Card class -> its picture's thumbnails (each blur of PICTURE_BLURS, each way
-        up), stacked; made again only when the pictures change."""
+    def templates(self, among: list[int]) -> np.ndarray:
+        """`among`'s pictures as thumbnails (each blur of PICTURE_BLURS, each way up),
+        one row each, as (len(among) x 6, pixels): made once for each set of cards asked
+        about, again only when the pictures change."""
         key = tuple((c, id(m)) for c, m in sorted(self.pictures.items()))
-        if self._templates[0] != key:
-            made = {}
-            for c, m in self.pictures.items():
-                sharp_and_blurred = [middle_thumbnail(m, b) for b in PICTURE_BLURS]
-                made[c] = np.stack(sharp_and_blurred + [t[::-1, ::-1] for t in sharp_and_blurred])
-            self._templates = (key, made)
-        return self._templates[1]
+        if key != self._pictures_key:
+            self._templates, self._pictures_key = {}, key
+        if tuple(among) not in self._templates:
+            rows = []
+            for c in among:
+                sharp_and_blurred = [middle_thumbnail(self.pictures[c], b) for b in PICTURE_BLURS]
+                rows += [t.ravel() for t in sharp_and_blurred]
+                rows += [t[::-1, ::-1].ravel() for t in sharp_and_blurred]
+            self._templates[tuple(among)] = np.stack(rows)
+        return self._templates[tuple(among)]
 
     def _fits(self, middle: np.ndarray, among: list[int]) -> np.ndarray:
         """How well a middle crop fits each of `among`'s pictures (normalised
         cross-correlation, the best of either way up, sharp or blurred)."""
-        t = middle_thumbnail(middle)
-        templates = self.templates()
-        return np.float32([(templates[c] * t).sum((1, 2, 3)).max() for c in among])
+        scores = self.templates(among) @ middle_thumbnail(middle).ravel()
+        return scores.reshape(len(among), -1).max(1)
 
     def doubts_court(self, middles: list[np.ndarray], cls: int) -> bool:
         """Whether a card read as court `cls` is rather another enrolled court, judged on
