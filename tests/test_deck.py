@@ -293,10 +293,10 @@ def test_on_video_a_deck_names_by_its_picture_a_card_its_corners_only_lean_to(
     middle = middle_crop(scene.image, scene.cards[0].quad)           # the top card's true outline
     lean = np.zeros(52, np.float32)
     lean[qs] = deck_module.PICTURE_SUPPORT
-    assert deck.names_by_picture([(middle, lean)])[0] == qs
-    assert deck.names_by_picture([(middle, lean * 0.5)]) is None
+    assert deck.names_by_picture([lean], lambda k: middle)[0] == qs
+    assert deck.names_by_picture([lean * 0.5], lambda k: middle) is None
     deck.pictures[kh] = deck.pictures[qs]                            # two alike: no margin
-    assert deck.names_by_picture([(middle, lean)]) is None
+    assert deck.names_by_picture([lean], lambda k: middle) is None
 
 
 def test_a_deck_file_without_court_pictures_still_reads(enrolled, style, tmp_path):

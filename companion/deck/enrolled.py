@@ -42,12 +42,12 @@ from ..paths import user_data_dir
 FORMAT = "ratscrew-deck/1"
 SUFFIX = ".deck"
 COURTS = [i for i, n in enumerate(CLASS_NAMES) if n[:-1] in ("J", "Q", "K")]
-# A court's picture is compared at the middle crop's full size (48 x 68) less an edge of
+# A card's picture is compared at the middle crop's full size (48 x 68) less an edge of
 # THUMB_EDGE pixels (the card's border and whatever of the table the outline took in),
 # against the enrolled picture sharp and blurred by each of PICTURE_BLURS (Gaussian sigma,
 # pixels): a scene's motion or focus blur takes a busy picture's detail (a Jd of small
-# coloured triangles) and made it fit a plainer court as well as its own at 18 x 28 px
-# (sessions 43-45). Chosen in session 46 on five styles' court judgements (video) and two
+# coloured triangles), which made it fit a plainer court as well as its own when compared
+# at 18 x 28 px and sharp only (sessions 43-45). Chosen in session 46 on five styles' court judgements (video) and two
 # (photo), replayed: right / wrong 7084 / 24 at 18 x 28 sharp, 7089 / 24 this way.
 THUMB_EDGE = 6
 PICTURE_BLURS = (0.0, 1.5, 3.0)
@@ -147,22 +147,25 @@ class EnrolledDeck:
         own = best[courts.index(cls)]
         return float(np.delete(best, courts.index(cls)).max()) > own + COURT_MARGIN
 
-    def names_by_picture(self, looks: list[tuple[np.ndarray, np.ndarray]]
+    def names_by_picture(self, pooled: list[np.ndarray], middle_of
                          ) -> tuple[int, float, int] | None:
-        """A card for outlines that name none: looks are (middle crop, the corners'
-        pooled card probabilities) per outline. The card whose picture fits an outline's
-        middle better than every other enrolled card's by more than PICTURE_MARGIN, where
-        the corners give it at least PICTURE_SUPPORT; of several outlines, the best fit.
-        (card, its picture's fit, which look), or None."""
+        """A card for outlines that name none: `pooled` holds each outline's corners'
+        pooled card probabilities, `middle_of(k)` gives outline k's middle crop (cut only
+        for outlines whose corners give some card PICTURE_SUPPORT). The card whose
+        picture fits an outline's middle better than every other enrolled card's by more
+        than PICTURE_MARGIN, where the corners give it at least PICTURE_SUPPORT; of
+        several outlines, the best fit. (card, its picture's fit, which outline), or None."""
         cards = sorted(self.pictures)
         if len(cards) < 2:
             return None
         best = None
-        for k, (middle, pooled) in enumerate(looks):
-            fits = self._fits(middle, cards)
+        for k, vector in enumerate(pooled):
+            if vector[cards].max() < PICTURE_SUPPORT:
+                continue
+            fits = self._fits(middle_of(k), cards)
             i = int(fits.argmax())
             second = float(np.partition(fits, -2)[-2])
-            if pooled[cards[i]] >= PICTURE_SUPPORT and fits[i] - second > PICTURE_MARGIN and \
+            if vector[cards[i]] >= PICTURE_SUPPORT and fits[i] - second > PICTURE_MARGIN and \
                     (best is None or fits[i] > best[1]):
                 best = (cards[i], float(fits[i]), k)
         return best

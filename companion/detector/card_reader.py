@@ -512,8 +512,8 @@ class CardReaderDetector:
         if not self.by_picture or deck is None or not getattr(deck, "pictures", None) or \
                 not looked or any(found for _, _, found in kept):
             return kept
-        named = deck.names_by_picture([(middle_crop(image, reading), vector)
-                                       for _, reading, vector, _ in looked])
+        named = deck.names_by_picture([vector for _, _, vector, _ in looked],
+                                      lambda k: middle_crop(image, looked[k][1]))
         if named is None:
             return kept
         cls, fit, k = named
