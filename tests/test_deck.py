@@ -243,6 +243,7 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
     for deck, want in ((None, "Ac"), (out, None)):
         det = load_detector(photo=True, deck=deck)
         det.veto_sure = 2.0            # however sure the corners
+        det.by_picture = False         # the veto alone (the deck's Ac picture would name it)
         assert top1(det(scene.image))[0] == "Ac"
         det.middle = _SuitUnsure()
         assert top1(det(scene.image))[0] == want, deck
@@ -267,12 +268,12 @@ def test_a_deck_keeps_its_courts_pictures_and_doubts_a_court_whose_picture_is_an
     assert not deck.doubts_court([np.zeros((68, 48, 3), np.uint8)], CLASS_NAMES.index("Jd"))
 
 
-def test_on_video_a_deck_names_by_its_picture_a_card_its_corners_only_lean_to(
+def test_a_deck_names_by_its_picture_a_card_its_corners_only_lean_to(
         enrolled, style):
-    """Where no outline names a card (here: every end asked for 0.99), the video reader
-    with a deck names the card whose picture fits the card's middle clearly best, if its
-    corners give it some weight; not with that card's picture swapped for another's, not
-    where the corners give it none, and photos never."""
+    """Where no outline names a card (here: every end asked for 0.99), the reader with a
+    deck names the card whose picture fits the card's middle clearly best, if its corners
+    give it some weight; not with that card's picture swapped for another's, nor where
+    the corners give it too little."""
     from companion.deck import enrolled as deck_module
     from companion.detector.middle_reader import middle_crop
     out, _, _ = enrolled
@@ -285,7 +286,10 @@ def test_on_video_a_deck_names_by_its_picture_a_card_its_corners_only_lean_to(
     video.by_picture = False
     assert top1(video(scene.image, conf=0.99))[0] is None
     video.by_picture = True
-    assert top1(load_detector(photo=True, deck=deck)(scene.image, conf=0.99))[0] is None
+    photo = load_detector(photo=True, deck=deck)
+    assert top1(photo(scene.image, conf=0.99))[0] == "Qs"
+    photo.by_picture = False
+    assert top1(photo(scene.image, conf=0.99))[0] is None
     deck.pictures[kh], deck.pictures[qs] = deck.pictures[qs], deck.pictures[kh]
     assert top1(video(scene.image, conf=0.99))[0] is None          # Kh's picture fits best,
     deck.pictures[kh], deck.pictures[qs] = deck.pictures[qs], deck.pictures[kh]  # corners: Qs

@@ -16,8 +16,8 @@ A deck also keeps each enrolled card's picture (its middle, straightened, corner
 blanked: middle_reader.middle_crop). A court's picture is its own: a card read as a court
 whose middle looks more like another enrolled court's than its own is "unclear"
 (`doubts_court`); an index read one letter off (a J for a Q) keeps the suit and the
-colours of its corner, so the corner cannot catch it, the picture can. And on video, where
-no outline of a frame names a card, a card is named whose picture fits an outline's middle
+colours of its corner, so the corner cannot catch it, the picture can. And where no
+outline of a picture names a card, a card is named whose picture fits an outline's middle
 clearly best while its corners give it some weight (`names_by_picture`). A deck file
 without pictures reads as before.
 """
@@ -55,9 +55,10 @@ PICTURE_SHAPE = (MID_H, MID_W, 3)
 COURT_MARGIN = 0.2
 # names_by_picture: how much the corners' pooled reading must give the card (SUPPORT) and
 # how much better its picture must fit than any other enrolled card's (MARGIN). Chosen in
-# session 46 on the choice styles 555555555 and 444444444 (video, replayed): frames that
-# named nothing, 1004 + 1023 -> 1008 + 1023 right, none wrong (at (0.15, 0.1) one wrong,
-# a 4c named 2c); held out, style 173205080: 1016 -> 1018, none wrong added.
+# session 46 on the choice styles 555555555 and 444444444 (replayed): video 1004 + 1023
+# -> 1008 + 1023 right, none wrong (at (0.15, 0.1) one wrong, a 4c named 2c); the same
+# constants on photos 1014 + 1029 -> 1022 + 1033, none wrong. Held out, style 173205080:
+# video 1016 -> 1018, photos 1033 -> 1037, no wrong card added.
 PICTURE_SUPPORT, PICTURE_MARGIN = 0.3, 0.1
 
 

@@ -198,4 +198,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
                               disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK,
-                              rescue=None if photo else LIVE_RESCUE, by_picture=not photo)
+                              rescue=None if photo else LIVE_RESCUE, by_picture=True)
