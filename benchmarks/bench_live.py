@@ -51,6 +51,7 @@ played.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -151,6 +152,12 @@ def real_faces(split: str):
     return photos, load_detector(photo=True).finder
 
 
+@functools.lru_cache(maxsize=1)
+def photo_detector():
+    """The photo detector `companion enrol` reads enrolment photos with (loaded once)."""
+    return load_detector(photo=True)
+
+
 def enrolled_detector(seed: int, tmp: Path, model=None, reader=None):
     """The video detector reading with game `seed`'s own deck enrolled, as a household
     would before playing: one rendered photo a card (render.scene.card_photo) through
@@ -165,7 +172,7 @@ def enrolled_detector(seed: int, tmp: Path, model=None, reader=None):
     folder.mkdir(exist_ok=True)
     for c in range(52):
         cv2.imwrite(str(folder / f"{CLASS_NAMES[c]}.png"), card_photo(deck_faces, c, rng))
-    deck, report = enrol_photos(folder, load_detector(photo=True), f"game{seed}", progress=False)
+    deck, report = enrol_photos(folder, photo_detector(), f"game{seed}", progress=False)
     if report.missing:
         print(f"  game {seed}: enrolled without {' '.join(report.missing)}")
     return load_detector(model, reader=reader, deck=deck)

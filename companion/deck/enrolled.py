@@ -36,12 +36,11 @@ import numpy as np
 
 from ..detector.card_reader import HEADS, NONE_CLASS, card_probabilities
 from ..detector.middle_reader import MID_H, MID_W
-from ..engine.cards import CLASS_NAMES
+from ..engine.cards import CLASS_NAMES, COURT_CLASSES
 from ..paths import user_data_dir
 
 FORMAT = "ratscrew-deck/1"
 SUFFIX = ".deck"
-COURTS = [i for i, n in enumerate(CLASS_NAMES) if n[:-1] in ("J", "Q", "K")]
 # A card's picture is compared at the middle crop's full size (48 x 68) less an edge of
 # THUMB_EDGE pixels (the card's border and whatever of the table the outline took in),
 # against the enrolled picture sharp and blurred by each of PICTURE_BLURS (Gaussian sigma,
@@ -141,7 +140,7 @@ class EnrolledDeck:
         the crop that fits some enrolled court's picture best, another court's picture
         fits better than its own by more than COURT_MARGIN. False for other cards and
         unenrolled courts."""
-        courts = [c for c in COURTS if c in self.pictures]
+        courts = sorted(c for c in COURT_CLASSES if c in self.pictures)
         if cls not in courts or len(courts) < 2 or not middles:
             return False
         best = max((self._fits(m, courts) for m in middles), key=lambda f: f.max())

@@ -21,7 +21,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..engine.cards import CLASS_NAMES, RANKS, SUITS
+from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
 from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
@@ -373,7 +373,7 @@ class CardReaderDetector:
             # Where the two ends of that reading lie, should the middle name the card.
             ends_at.append([_box(regions[j], W, H) for j in (reading, reading + 1)])
             i += len(crops)
-        if self.by_picture:     # for _by_picture (not the kept outlines read as they are)
+        if self._reads_pictures():   # for _by_picture (not the kept outlines read as they are)
             main = len(quads) - len(as_is)
             self._looked += list(zip(quads[:main], readings[:main], vectors[:main], ends_at[:main]))
         return self._check_middles(image, out, readings, unsure, ends_at, vectors)
@@ -493,7 +493,7 @@ class CardReaderDetector:
             return kept
         out = []
         for quad, pooled, found in kept:
-            if found and CLASS_NAMES[found[0][2]][:-1] in ("J", "Q", "K"):
+            if found and found[0][2] in COURT_CLASSES:
                 cls = found[0][2]
                 same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
                 if deck.doubts_court([middle_crop(image, orientations(q)[0])
@@ -502,17 +502,19 @@ class CardReaderDetector:
             out.append((quad, pooled, found))
         return out
 
+    def _reads_pictures(self) -> bool:
+        """Whether a card may be named by its picture: by_picture, and a deck with pictures."""
+        return self.by_picture and bool(getattr(getattr(self.reader, "deck", None), "pictures", None))
+
     def _by_picture(self, image: np.ndarray, kept: list) -> list:
         """With an enrolled deck, where no outline names a card: the card whose picture
         fits an outline's middle clearly best and which its corners read too
         (enrolled.names_by_picture), named at that outline (its ends) with its picture's
         fit as confidence."""
-        deck = getattr(self.reader, "deck", None)
         looked = self._looked
-        if not self.by_picture or deck is None or not getattr(deck, "pictures", None) or \
-                not looked or any(found for _, _, found in kept):
+        if not self._reads_pictures() or not looked or any(found for _, _, found in kept):
             return kept
-        named = deck.names_by_picture([vector for _, _, vector, _ in looked],
+        named = self.reader.deck.names_by_picture([vector for _, _, vector, _ in looked],
                                       lambda k: middle_crop(image, looked[k][1]))
         if named is None:
             return kept

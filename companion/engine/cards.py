@@ -56,6 +56,9 @@ STANDARD_DECK: tuple[int, ...] = tuple(card_id(r, s) for s in range(4) for r in 
 JOKERS: tuple[int, ...] = (0, 1)
 # The detector's 52 classes, in the order the issue fixes: As 2s ... Ks Ah ... Kc.
 CLASS_NAMES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
+# The detector's classes that are courts (J, Q, K): a picture no other card of a deck shares.
+COURT_CLASSES: frozenset[int] = frozenset(i for i, n in enumerate(CLASS_NAMES)
+                                          if n[:-1] in ("J", "Q", "K"))
 
 
 def parse_card(text: object) -> int:
