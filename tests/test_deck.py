@@ -330,3 +330,30 @@ def test_a_deck_file_without_court_pictures_still_reads(enrolled, style, tmp_pat
         np.savez_compressed(fh, **{**arrays, "pictures": arrays["pictures"][:, :5]})
     with pytest.raises(DeckError, match="bad.deck: not a deck file"):
         EnrolledDeck.load(bad)
+
+
+def test_a_deck_tells_the_card_on_top_by_its_picture(enrolled, style):
+    """Outlines of one card naming two cards, the better read first (a pile's card below
+    whose corner reads better than the top card's): with a deck, photos name the card
+    whose own picture fits its outline's middle clearly better; video, a detector without
+    a deck, a deck whose Kh picture is the 10d's, or one without a Qs picture, keep the
+    better reading."""
+    from companion.detector.card_reader import turn_quad
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    qs, kh = CLASS_NAMES.index("Qs"), CLASS_NAMES.index("Kh")
+    scene = card_scene(style, kh, np.random.default_rng(5), min_visible=0.98)
+    top = np.float32(scene.cards[0].quad)
+    below = turn_quad(top, 20.0)             # a lower card's outline, turned under the top one
+    group = [(below, 1.6, [([0, 0, 9, 9], 0.9, qs)]), (top, 0.9, [([0, 0, 9, 9], 0.5, kh)])]
+    photo = load_detector(photo=True, deck=deck)
+    assert photo.on_top is not None
+    assert photo._on_top(scene.image, group, group[0])[2][0][2] == kh
+    assert photo._one_each(group, scene.image)[0][2][0][2] == kh      # as photos read it
+    assert load_detector(photo=False, deck=deck)._on_top(scene.image, group, group[0]) is group[0]
+    assert load_detector(photo=True)._on_top(scene.image, group, group[0]) is group[0]
+    pictures = dict(deck.pictures)
+    deck.pictures[kh] = deck.pictures[CLASS_NAMES.index("10d")]   # Kh's picture fits no more
+    assert photo._on_top(scene.image, group, group[0]) is group[0]
+    deck.pictures = {c: m for c, m in pictures.items() if c != qs}  # Qs has no picture:
+    assert photo._on_top(scene.image, group, group[0]) is group[0]  # nothing to compare

@@ -170,6 +170,14 @@ class EnrolledDeck:
                 best = (cards[i], float(fits[i]), k)
         return best
 
+    def picture_fits(self, middle: np.ndarray, among: list[int]) -> list[float]:
+        """How well a middle crop fits each of `among`'s own pictures (cards the deck has
+        pictures of): which of two overlapping readings is the card on top, whose middle
+        is in view (CardReaderDetector._on_top)."""
+        cards = sorted(self.pictures)
+        fits = self._fits(middle, cards)
+        return [float(fits[cards.index(c)]) for c in among]
+
     @property
     def id(self) -> str:
         """A short fingerprint of the fitted weights: which deck a session log was kept with."""

@@ -234,7 +234,8 @@ class CardReaderDetector:
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
                  fuse: float = 0.0, fuse_rank: float = 0.0,
-                 rescue: tuple[float, float] | None = None, by_picture: bool = False) -> None:
+                 rescue: tuple[float, float] | None = None, by_picture: bool = False,
+                 on_top: tuple[float, float] | None = None) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -273,7 +274,11 @@ class CardReaderDetector:
         named by the middle where it counts the card's pips and their suit each at `sure`
         or more and the corners' pooled reading gives that very card at least `support`
         (middle_reader.rescues; None: never). by_picture: with an enrolled deck, where no
-        outline names a card, one may be named by its picture (`_by_picture`)."""
+        outline names a card, one may be named by its picture (`_by_picture`). on_top
+        (margin, floor): with such a deck, where outlines of one card name different
+        cards, a card whose own picture fits its outline at least `floor` and better than
+        the best-read card's fits its own by more than `margin` is the one on top
+        (`_on_top`; None: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -290,6 +295,7 @@ class CardReaderDetector:
         self.fuse, self.fuse_rank = fuse, fuse_rank
         self.rescue = rescue
         self.by_picture = by_picture
+        self.on_top = on_top
         self._looked: list = []
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
@@ -479,8 +485,12 @@ class CardReaderDetector:
             cards = sorted(cards + self._evened(image, conf), key=lambda c: -c[1])
         if self.wider and not any(found for _, _, found in cards + kept):
             cards = sorted(cards + self._widened(image, conf), key=lambda c: -c[1])
-        return self._by_picture(image, self._courts_checked(image, self._one_each(cards + kept),
-                                                            cards + kept))
+        return self._settled(image, cards + kept)
+
+    def _settled(self, image: np.ndarray, read: list) -> list:
+        """Every outline's reading -> one reading per card, checked by the deck's pictures."""
+        kept = self._one_each(read, image)
+        return self._by_picture(image, self._courts_checked(image, kept, read))
 
     def _courts_checked(self, image: np.ndarray, kept: list, read: list) -> list:
         """With an enrolled deck that keeps its cards' pictures: a card read as a court
@@ -566,21 +576,59 @@ class CardReaderDetector:
         quads = [q - np.float32(b) for q in self._find(wide)]
         return [self._retry(image, c, conf) for c in self._read_all(image, quads, conf)]
 
-    def _one_each(self, read: list) -> list[tuple[np.ndarray, float, list]]:
+    def _one_each(self, read: list, image: np.ndarray) -> list[tuple[np.ndarray, float, list]]:
         """Several outlines of one card: the first (the best read) is kept; with
         `disagree`, it is made unclear where another outline of it names another card
-        with at least that share of its probability."""
-        kept: list[tuple[np.ndarray, float, list]] = []
-        for quad, pooled, found in read:
-            k = next((k for k, (q, _, _) in enumerate(kept) if _same_card(quad, q)), None)
-            if k is None:
-                kept.append((quad, pooled, found))
-                continue
-            q, p, f = kept[k]
-            if self.disagree and found and f and found[0][2] != f[0][2] and \
-                    pooled >= self.disagree * p:
-                kept[k] = (q, 0.0, [])
+        with at least that share of its probability; with `on_top` and a deck, the card
+        on top may win instead (`_on_top`)."""
+        groups: list[list] = []
+        for reading in read:
+            g = next((g for g in groups if _same_card(reading[0], g[0][0])), None)
+            if g is None:
+                groups.append([reading])
+            else:
+                g.append(reading)
+        kept = []
+        for first, *others in groups:
+            q, p, f = first
+            if self.disagree and f and any(found and found[0][2] != f[0][2] and
+                                           pooled >= self.disagree * p
+                                           for _, pooled, found in others):
+                first = (q, 0.0, [])
+            if others and f:
+                first = self._on_top(image, [(q, p, f)] + others, first)
+            kept.append(first)
         return kept
+
+    def _on_top(self, image: np.ndarray, group: list, first: tuple) -> tuple:
+        """Outlines of one card naming different cards, the best read first: where a pile's
+        card below shows its corner, its outline and the top card's overlap so much that
+        they count as one card, and the lower card's index may read better than the top
+        card's. The top card's middle is in view, the lower one's is under it: with a
+        deck's pictures, a card whose own picture fits its outline's middle at least
+        on_top's floor, and better than the best-read card's fits its own by more than
+        its margin, is the card on top: its best-read outline is kept. Cards the deck
+        has no picture of are not judged. (A floor: read with a deck of another design,
+        every fit is noise, and a Kh of another deck fitting its picture at -0.05 lost to
+        an Ah at 0.06.) (Session 47: calling the card "unclear" instead left more wrong
+        cards on the choice styles, 12 against 11 of 2,080, and named fewer right.)"""
+        deck = getattr(self.reader, "deck", None)
+        if self.on_top is None or deck is None:
+            return first
+        named: dict[int, list] = {}
+        for quad, pooled, found in group:
+            if found:
+                named.setdefault(found[0][2], []).append((quad, pooled, found))
+        if len(named) < 2 or any(c not in deck.pictures for c in named):
+            return first
+        margin, floor = self.on_top
+        fits = {c: max(deck.picture_fits(middle_crop(image, orientations(q)[0]), [c])[0]
+                       for q, _, _ in named[c]) for c in named}
+        best_read = group[0][2][0][2]
+        top = max(named, key=lambda c: fits[c])
+        if top == best_read or fits[top] < floor or fits[top] <= fits[best_read] + margin:
+            return first
+        return max(named[top], key=lambda r: r[1])
 
     def __call__(self, image: np.ndarray, conf: float | None = None,
                  outlines: list[np.ndarray] | tuple = (),
