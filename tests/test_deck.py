@@ -357,3 +357,24 @@ def test_a_deck_tells_the_card_on_top_by_its_picture(enrolled, style):
     assert photo._on_top(scene.image, group, group[0]) is group[0]
     deck.pictures = {c: m for c, m in pictures.items() if c != qs}  # Qs has no picture:
     assert photo._on_top(scene.image, group, group[0]) is group[0]  # nothing to compare
+
+
+def test_a_deck_doubts_a_card_whose_picture_is_another_cards(enrolled, style):
+    """Photos with a deck: a card named on an outline whose middle is plainly another
+    enrolled card's picture (a card below, named through the top card's outline) is
+    unclear; the card whose picture it is stays named, and so does a card on an outline
+    no picture fits (a hand over the card: nothing to tell)."""
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    h7, kh = CLASS_NAMES.index("7h"), CLASS_NAMES.index("Kh")
+    scene = card_scene(style, kh, np.random.default_rng(5), min_visible=0.98)
+    top = np.float32(scene.cards[0].quad)
+    photo = load_detector(photo=True, deck=deck)
+    assert photo.doubt is not None
+    as_7h = [(top, 1.5, [([0, 0, 9, 9], 0.9, h7)])]
+    as_kh = [(top, 1.5, [([0, 0, 9, 9], 0.9, kh)])]
+    assert photo._doubted(scene.image, as_7h, as_7h)[0][2] == []
+    assert photo._doubted(scene.image, as_kh, as_kh)[0][2] == as_kh[0][2]
+    blank = np.full_like(scene.image, 128)
+    assert photo._doubted(blank, as_7h, as_7h)[0][2] == as_7h[0][2]
+    assert load_detector(photo=False, deck=deck)._doubted(scene.image, as_7h, as_7h) is as_7h

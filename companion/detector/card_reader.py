@@ -235,7 +235,8 @@ class CardReaderDetector:
                  wider: float = 0.0, disagree: float = 0.0,
                  fuse: float = 0.0, fuse_rank: float = 0.0,
                  rescue: tuple[float, float] | None = None, by_picture: bool = False,
-                 on_top: tuple[float, float] | None = None) -> None:
+                 on_top: tuple[float, float] | None = None,
+                 doubt: tuple[float, float] | None = None) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -278,7 +279,9 @@ class CardReaderDetector:
         (margin, floor): with such a deck, where outlines of one card name different
         cards, a card whose own picture fits its outline at least `floor` and better than
         the best-read card's fits its own by more than `margin` is the one on top
-        (`_on_top`; None: never)."""
+        (`_on_top`; None: never). doubt (floor, margin): with such a deck, a named card
+        whose own picture fits none of its outlines at `floor`, where another card's
+        picture fits by `margin` more, is "unclear" (`_doubted`; None: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.veto_sure = veto_sure
@@ -296,6 +299,7 @@ class CardReaderDetector:
         self.rescue = rescue
         self.by_picture = by_picture
         self.on_top = on_top
+        self.doubt = doubt
         self._looked: list = []
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
@@ -490,7 +494,34 @@ class CardReaderDetector:
     def _settled(self, image: np.ndarray, read: list) -> list:
         """Every outline's reading -> one reading per card, checked by the deck's pictures."""
         kept = self._one_each(read, image)
-        return self._by_picture(image, self._courts_checked(image, kept, read))
+        kept = self._doubted(image, self._courts_checked(image, kept, read), read)
+        return self._by_picture(image, kept)
+
+    def _doubted(self, image: np.ndarray, kept: list, read: list) -> list:
+        """With `doubt` and a deck's pictures: a named card is "unclear" where its own
+        picture fits the middle of none of its outlines (those of it naming it) at the
+        floor, and on the one it fits best another enrolled card's picture fits by the
+        margin more: a card below, named through the top card's outline, whose middle
+        is the top card's. (A card under a hand fits every picture badly and stays.)"""
+        deck = getattr(self.reader, "deck", None)
+        if self.doubt is None or deck is None or len(deck.pictures) < 2:
+            return kept
+        floor, margin = self.doubt
+        cards = sorted(deck.pictures)
+        out = []
+        for quad, pooled, found in kept:
+            if found and found[0][2] in deck.pictures:
+                cls = found[0][2]
+                same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
+                fits = [deck.picture_fits(middle_crop(image, orientations(q)[0]), cards)
+                        for q in same or [quad]]
+                best = max(fits, key=lambda f: f[cards.index(cls)])
+                own = best[cards.index(cls)]
+                other = max(f for c, f in zip(cards, best) if c != cls)
+                if own < floor and other >= own + margin:
+                    found = []
+            out.append((quad, pooled, found))
+        return out
 
     def _courts_checked(self, image: np.ndarray, kept: list, read: list) -> list:
         """With an enrolled deck that keeps its cards' pictures: a card read as a court
