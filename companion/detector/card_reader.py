@@ -276,7 +276,7 @@ class CardReaderDetector:
         or more and the corners' pooled reading gives that very card at least `support`
         (middle_reader.rescues; None: never). by_picture: with an enrolled deck, where no
         outline names a card, one may be named by its picture (`_by_picture`). on_top
-        (margin, floor): with such a deck, where outlines of one card name different
+        (floor, margin): with such a deck, where outlines of one card name different
         cards, a card whose own picture fits its outline at least `floor` and better than
         the best-read card's fits its own by more than `margin` is the one on top
         (`_on_top`; None: never). doubt (floor, margin): with such a deck, a named card
@@ -652,7 +652,7 @@ class CardReaderDetector:
                 named.setdefault(found[0][2], []).append((quad, pooled, found))
         if len(named) < 2 or any(c not in deck.pictures for c in named):
             return first
-        margin, floor = self.on_top
+        floor, margin = self.on_top
         fits = {c: max(deck.picture_fits(middle_crop(image, orientations(q)[0]), [c])[0]
                        for q, _, _ in named[c]) for c in named}
         best_read = group[0][2][0][2]
