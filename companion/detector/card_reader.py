@@ -512,7 +512,7 @@ class CardReaderDetector:
         for quad, pooled, found in kept:
             if found and found[0][2] in deck.pictures:
                 cls = found[0][2]
-                same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
+                same = _naming(read, quad, cls)
                 fits = [deck.picture_fits(middle_crop(image, orientations(q)[0]), cards)
                         for q in same or [quad]]
                 best = max(fits, key=lambda f: f[cards.index(cls)])
@@ -536,7 +536,7 @@ class CardReaderDetector:
         for quad, pooled, found in kept:
             if found and found[0][2] in COURT_CLASSES:
                 cls = found[0][2]
-                same = [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
+                same = _naming(read, quad, cls)
                 if deck.doubts_court([middle_crop(image, orientations(q)[0])
                                       for q in same or [quad]], cls):
                     found = []
@@ -672,6 +672,11 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
+
+
+def _naming(read: list, quad: np.ndarray, cls: int) -> list[np.ndarray]:
+    """The outlines among `read` of the card at `quad` that name card `cls`."""
+    return [q for q, _, f in read if f and f[0][2] == cls and _same_card(quad, q)]
 
 
 def _same_card(quad: np.ndarray, other: np.ndarray) -> bool:
