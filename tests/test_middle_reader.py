@@ -108,6 +108,18 @@ def test_the_veto_rule():
     assert not agrees(ace, CLASS_NAMES.index("Ad"), 0.03, 0.03)
 
 
+def test_a_number_card_whose_middle_is_surely_an_ace_is_refused():
+    ace = FixedMiddle(0, "c").p                      # an ace read at 0.99
+    assert not agrees(ace, CLASS_NAMES.index("3c"), 0.03, 0.01, ace=0.9)
+    assert not agrees(ace, CLASS_NAMES.index("10c"), 0.03, 0.01, ace=0.9)
+    assert agrees(ace, CLASS_NAMES.index("Ac"), 0.03, 0.01, ace=0.9)
+    assert agrees(ace, CLASS_NAMES.index("Kc"), 0.03, 0.01, ace=0.9)     # a picture: no veto
+    unsure = ace.copy()
+    unsure[0], unsure[rank_group(2)] = 0.7, 0.29     # an art 3's middle, ace at 0.7
+    assert agrees(unsure, CLASS_NAMES.index("3c"), 0.03, 0.01, ace=0.9)
+    assert agrees(ace, CLASS_NAMES.index("3c"), 0.03, 0.01)                # off by default
+
+
 @pytest.mark.skipif(not MIDDLE_READER.is_file(), reason="no shipped middle reader")
 def test_the_shipped_middle_reader_counts_the_pips_of_a_deck_style_it_never_saw():
     """Style seeds 2-4 are not among the training styles (31000 onwards): a rendered

@@ -229,7 +229,8 @@ class CardReaderDetector:
                  retry: tuple[float, ...] = RETRY_TURNS, whole_frame: bool = False,
                  on_table: bool = False, pool_looks: bool = True,
                  middle: MiddleReader | None = None, veto: float = 0.0,
-                 suit_veto: float = 0.0, veto_sure: float = 2.0, confirm: float = 1.0,
+                 suit_veto: float = 0.0, ace_veto: float = 1.0, veto_sure: float = 2.0,
+                 confirm: float = 1.0,
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
@@ -261,9 +262,9 @@ class CardReaderDetector:
         disagree: a card is "unclear" where another outline of it names another card
         with at least this share of the best outline's probability (0: never).
         middle: the middle reader, an independent cue to the rank and suit: a card it
-        contradicts (`veto`, `suit_veto`: middle_reader.agrees) is "unclear", unless an
-        end read it at `veto_sure` or more; a card whose
-        ends read it only at `confirm_conf` is named when the middle's pips say the same
+        contradicts (`veto`, `suit_veto`, `ace_veto`: middle_reader.agrees) is
+        "unclear", unless an end read it at `veto_sure` or more; a card whose ends read
+        it only at `confirm_conf` is named when the middle's pips say the same
         rank and suit with at least `confirm` (middle_reader.confirms; 1: never); a card
         whose ends name nothing even so is named by its middle alone where the middle
         counts its pips and their suit each at `alone` or more (middle_reader.names; 1:
@@ -284,6 +285,7 @@ class CardReaderDetector:
         picture fits by `margin` more, is "unclear" (`_doubted`; None: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
+        self.ace_veto = ace_veto
         self.veto_sure = veto_sure
         self.confirm, self.confirm_conf = confirm, confirm_conf
         self.alone = alone
@@ -410,7 +412,7 @@ class CardReaderDetector:
             q, pooled, found = cards[j]
             named = None            # (class, confidence) the middle names the card by
             if found and max(f[1] for f in found) < self.veto_sure and \
-                    not agrees(p, found[0][2], self.veto, self.suit_veto):
+                    not agrees(p, found[0][2], self.veto, self.suit_veto, self.ace_veto):
                 cards[j] = (q, 0.0, [])
             elif found and not prefers(p, vectors[j], found[0][2], self.fuse, self.fuse_rank):
                 cards[j] = (q, 0.0, [])

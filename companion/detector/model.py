@@ -66,6 +66,13 @@ DECK_SUIT_VETO = 0.2
 # a corner reading of 0.9-0.95. Chosen on the choice sets: realdecks/valid photos and the
 # rendered piles of seed 31337 the same, the valid-face games 201-205 one flip more.
 VETO_SURE = 0.9
+# A card named 2-10 whose middle the middle reader reads as an ace at ACE_VETO or more is
+# unclear too (session 48; middle_reader.agrees): a blurred ace's index read as a 3 or a
+# 6. Chosen on the choice sets among 0.8 / 0.9 / 0.95: rendered piles of seeds 31337 and
+# 31338 (1,500 each) 21 -> 20 misreads at 0.8 (an Ac read 3c), none fewer at 0.9 or
+# 0.95, whole top cards the same; realdecks/valid's photos and valid-face games 276-285
+# unchanged. Not lower: valid's art 3s, 4s and 7s read as aces at 0.5-0.76.
+ACE_VETO = 0.8
 # A card whose ends read it at CONFIRM_CONF but not at the threshold, or only below "no
 # index", is named when the middle's pips read the same rank group and suit, each at least
 # PHOTO_CONFIRM / LIVE_CONFIRM (1: never). Photos: chosen on realdecks/valid (0.8 named 3
@@ -221,7 +228,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
                               on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto,
-                              veto_sure=VETO_SURE,
+                              ace_veto=ACE_VETO, veto_sure=VETO_SURE,
                               confirm=PHOTO_CONFIRM if photo else LIVE_CONFIRM,
                               confirm_conf=CONFIRM_CONF,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
