@@ -515,8 +515,7 @@ class CardReaderDetector:
             if found and found[0][2] in deck.pictures:
                 cls = found[0][2]
                 same = _naming(read, quad, cls)
-                fits = [deck.picture_fits(middle_crop(image, orientations(q)[0]), cards)
-                        for q in same or [quad]]
+                fits = [deck.picture_fits(_middle_of(image, q), cards) for q in same or [quad]]
                 best = max(fits, key=lambda f: f[cards.index(cls)])
                 own = best[cards.index(cls)]
                 other = max(f for c, f in zip(cards, best) if c != cls)
@@ -539,8 +538,7 @@ class CardReaderDetector:
             if found and found[0][2] in COURT_CLASSES:
                 cls = found[0][2]
                 same = _naming(read, quad, cls)
-                if deck.doubts_court([middle_crop(image, orientations(q)[0])
-                                      for q in same or [quad]], cls):
+                if deck.doubts_court([_middle_of(image, q) for q in same or [quad]], cls):
                     found = []
             out.append((quad, pooled, found))
         return out
@@ -655,7 +653,7 @@ class CardReaderDetector:
         if len(named) < 2 or any(c not in deck.pictures for c in named):
             return first
         floor, margin = self.on_top
-        fits = {c: max(deck.picture_fits(middle_crop(image, orientations(q)[0]), [c])[0]
+        fits = {c: max(deck.picture_fits(_middle_of(image, q), [c])[0]
                        for q, _, _ in named[c]) for c in named}
         best_read = group[0][2][0][2]
         top = max(named, key=lambda c: fits[c])
@@ -674,6 +672,12 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
+
+
+def _middle_of(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """An outline's middle, straightened as it was found, for a deck's pictures to judge
+    (they are matched either way up)."""
+    return middle_crop(image, orientations(quad)[0])
 
 
 def _naming(read: list, quad: np.ndarray, cls: int) -> list[np.ndarray]:
