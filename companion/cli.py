@@ -385,8 +385,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
           + (f"; photos: middle reader {det.middle.path.name}, veto {det.veto} / suit "
              f"{det.suit_veto} / ace {det.ace_veto}" if det.middle is not None
              else "; no middle reader")
-          + (f"; video: cover reader {live.cover.path.name} at {live.cover_veto}"
-             if live.cover is not None else "")
           + (f"; enrolled deck {deck.name}, {len(deck.cards)} cards" if deck else "") + ")")
     rows = []
     real = Path(args.real) if args.real else ev.REAL_DEFAULT
@@ -450,16 +448,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             readers["photos' reader"] = Path(det.reader.path)
         for extra in args.compare_reader or []:
             readers[f"reader {Path(extra).name}"] = Path(extra)
-        import copy
         timed = {f"per 320 px frame, {live_model.name} + reader": live}
         if live.middle is not None:     # the middle reader's share, timed in the same run
+            import copy
             bare = copy.copy(live)
             bare.middle = None
             timed["the same without the middle reader"] = bare
-        if live.cover is not None:      # ...and the cover reader's
-            bare = copy.copy(live)
-            bare.cover = None
-            timed["the same without the cover reader"] = bare
         # ...and the finder's own share (its session, letterbox and box decoding): what
         # is left for the readers within a frame's budget.
         timed[f"the finder alone ({live_model.name})"] = live.finder

@@ -24,7 +24,6 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .cover_reader import CoverReader
 from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
                             rescues)
 
@@ -238,8 +237,7 @@ class CardReaderDetector:
                  fuse: float = 0.0, fuse_rank: float = 0.0,
                  rescue: tuple[float, float] | None = None, by_picture: bool = False,
                  on_top: tuple[float, float] | None = None,
-                 doubt: tuple[float, float] | None = None,
-                 cover: CoverReader | None = None, cover_veto: float = 1.0) -> None:
+                 doubt: tuple[float, float] | None = None) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -284,9 +282,7 @@ class CardReaderDetector:
         the best-read card's fits its own by more than `margin` is the one on top
         (`_on_top`; None: never). doubt (floor, margin): with such a deck, a named card
         whose own picture fits none of its outlines at `floor`, where another card's
-        picture fits by `margin` more, is "unclear" (`_doubted`; None: never). cover: the
-        cover reader; a named card whose outline it calls covered by another card at
-        `cover_veto` or more is "unclear" (`_uncovered`: a card below the top one)."""
+        picture fits by `margin` more, is "unclear" (`_doubted`; None: never)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.ace_veto = ace_veto
@@ -306,7 +302,6 @@ class CardReaderDetector:
         self.by_picture = by_picture
         self.on_top = on_top
         self.doubt = doubt
-        self.cover, self.cover_veto = cover, cover_veto
         self._looked: list = []
 
     def _crops(self, image: np.ndarray, quad: np.ndarray):
@@ -502,21 +497,7 @@ class CardReaderDetector:
         """Every outline's reading -> one reading per card, checked by the deck's pictures."""
         kept = self._one_each(read, image)
         kept = self._doubted(image, self._courts_checked(image, kept, read), read)
-        return self._uncovered(image, self._by_picture(image, kept))
-
-    def _uncovered(self, image: np.ndarray, kept: list) -> list:
-        """With a cover reader: a named card whose outline lies under another card (at
-        `cover_veto`) is "unclear": where the top card's own index reads nothing, the
-        corner of a card below it can, on that card's own outline."""
-        named = [k for k, (_, _, found) in enumerate(kept) if found]
-        if self.cover is None or not named:
-            return kept
-        covered = self.cover(image, [kept[k][0] for k in named]) >= self.cover_veto
-        out = list(kept)
-        for k, c in zip(named, covered):
-            if c:
-                out[k] = (kept[k][0], 0.0, [])
-        return out
+        return self._by_picture(image, kept)
 
     def _doubted(self, image: np.ndarray, kept: list, read: list) -> list:
         """With `doubt` and a deck's pictures: a named card is "unclear" where its own

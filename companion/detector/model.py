@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from .card_reader import CardFinder, CardReaderDetector, CornerReader
-from .cover_reader import CoverReader
 from .detections import Detector, ModelError, default_threads, onnx_session
 from .middle_reader import MiddleReader
 
@@ -20,7 +19,6 @@ MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 CARD_FINDER = MODELS / "card_finder.onnx"        # YOLO11n-OBB, one class: whole face-up cards
 CORNER_READER = MODELS / "corner_reader.onnx"    # reads a straightened corner
 MIDDLE_READER = MODELS / "middle_reader.onnx"    # rank group and suit from the card's middle
-COVER_READER = MODELS / "cover_reader.onnx"      # does a card lie under another card?
 # The same finder with int8 weights and activations but a float head (quantize.py): for
 # video, where it must keep up with the camera; still photos take the float one.
 LIVE_FINDER = MODELS / "card_finder-int8.onnx"
@@ -169,15 +167,6 @@ PHOTO_ON_TOP = (0.3, 0.1)
 # measured first: it lost 11 right for 5 wrong removed. Video not: it has no wrong card
 # on the choice styles to remove.
 PHOTO_DOUBT = (0.2, 0.4)
-# Video: a named card whose outline the cover reader calls covered by another card at
-# LIVE_COVER or more is "unclear" (CardReaderDetector's `cover`): where the top card's
-# index reads nothing (a hand over it, half of it out of the frame), a card below's corner
-# can, on its own outline. Chosen in session 49 by a rule fixed before (runs/ log): on the
-# rendered piles of the choosing seeds 31337 + 31338 (1,500 each) misreads 20 -> 17, one
-# whole top card fewer on each; among 0.9 / 0.95 / 0.98 and two trainings, the fewest
-# misreads, ties to the higher threshold. Photos not: on realdecks/valid's photos it made 2
-# right cards unclear (a 3d close, a 2s small in the frame) and removed no wrong one.
-LIVE_COVER = 0.95
 
 
 def default_model(photo: bool = False) -> Path:
@@ -234,7 +223,6 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
     veto = VETO if veto is None else veto
     suit_veto = (DECK_SUIT_VETO if deck is not None else SUIT_VETO) if veto > 0 else 0.0
     middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
-    cover = CoverReader(COVER_READER) if not photo and COVER_READER.is_file() else None
     return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=LOOKS, pool_looks=not photo,
@@ -250,5 +238,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK,
                               rescue=None if photo else LIVE_RESCUE, by_picture=True,
                               on_top=PHOTO_ON_TOP if photo else None,
-                              doubt=PHOTO_DOUBT if photo else None,
-                              cover=cover, cover_veto=LIVE_COVER)
+                              doubt=PHOTO_DOUBT if photo else None)
