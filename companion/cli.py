@@ -383,8 +383,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(f"== card finder + corner reader ({photo_model.name} for photos, {live_model.name} "
           f"for video frames; reader {readers}"
           + (f"; photos: middle reader {det.middle.path.name}, veto {det.veto} / suit "
-             f"{det.suit_veto} / ace {det.ace_veto}" if det.middle is not None
-             else "; no middle reader")
+             f"{det.suit_veto} / ace {det.ace_veto}"
+             + (", court letters weighed" if det.court and det.middle.reads_letters else "")
+             if det.middle is not None else "; no middle reader")
           + (f"; enrolled deck {deck.name}, {len(deck.cards)} cards" if deck else "") + ")")
     rows = []
     real = Path(args.real) if args.real else ev.REAL_DEFAULT

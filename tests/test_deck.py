@@ -115,6 +115,18 @@ def test_a_deck_reads_its_cards_in_other_scenes(enrolled, style):
         assert got == name, (name, got)
 
 
+def test_the_court_letter_cue_is_left_to_readings_without_a_deck(enrolled):
+    """A deck's reading is fitted on its own court indices: the court-letter cue (fitted on
+    other decks' pictures) weighs only readings made without one."""
+    from companion.detector.model import COURT_FUSE, COURT_LETTERS
+    out, _, _ = enrolled
+    for photo in (True, False):
+        assert load_detector(photo=photo, deck=out).court == 0.0
+        plain = load_detector(photo=photo)
+        assert plain.court == COURT_FUSE > 0
+        assert plain.middle.reads_letters == COURT_LETTERS.is_file()
+
+
 def test_video_reads_a_deck_through_the_int8_reader_as_the_float_one_does(enrolled, style):
     """A deck is fitted on the float reader's features; its int8 copy carries that
     reader's id, so video reads the deck through it, and names what the float one names."""

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from companion.detector.card_reader import CardReaderDetector, CornerReader, orientations
-from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, MID_H, MID_W,
-                                              OUTPUTS, MiddleReader, agrees, blank_corners,
-                                              confirms, middle_crop, names, prefers,
-                                              rank_group, rescues)
-from companion.detector.model import MIDDLE_READER, MODELS
+from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, LETTERS, MID_H,
+                                              MID_W, OUTPUTS, MiddleReader, agrees,
+                                              blank_corners, confirms, middle_crop, names,
+                                              prefers, prefers_court, rank_group, rescues)
+from companion.detector.detections import ModelError
+from companion.detector.model import COURT_LETTERS, MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
@@ -349,3 +350,97 @@ def test_the_rescue_rule():
     assert rescues(ace_clubs, corner, 0.98, 0.2) is None          # the middle not sure enough
     # A picture names nothing (a court's middle cannot tell a jack from a king).
     assert rescues(_middle(COURT, {"c": 1.0}).p, corner, 0.5, 0.0) is None
+
+
+class CourtReader:
+    """A corner reader torn between two courts: the king of diamonds at 0.5, the queen at
+    0.35 (a small index's letter)."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.15 / 51, np.float32)
+        p[:, CLASS_NAMES.index("Kd")] = 0.5
+        p[:, CLASS_NAMES.index("Qd")] = 0.35
+        return p
+
+
+class LetteredMiddle(FixedMiddle):
+    """A middle that sees a court of diamonds and reads its letter with these
+    probabilities; counts the crops its letters were asked of."""
+
+    def __init__(self, letters: dict[str, float] | None) -> None:
+        super().__init__(COURT, "d")
+        self.reads_letters = letters is not None
+        self.p_letters = np.float32([(letters or {}).get(k, 0.0) for k in LETTERS])
+        self.asked = 0
+
+    def letters(self, crops):
+        self.asked += len(crops)
+        return np.tile(self.p_letters, (len(crops), 1))
+
+
+def test_the_court_letter_rule():
+    corner = np.zeros(len(CLASS_NAMES), np.float32)
+    corner[CLASS_NAMES.index("Kd")], corner[CLASS_NAMES.index("Qd")] = 0.9, 0.1
+    corner[CLASS_NAMES.index("9d")] = 0.5
+    king, queen = CLASS_NAMES.index("Kd"), CLASS_NAMES.index("Qd")
+    says_queen = LetteredMiddle({"Q": 0.8, "K": 0.1, "J": 0.1}).p_letters
+    assert prefers_court(says_queen, corner, king, 1.0)          # 0.9 x 0.1 > 0.1 x 0.8
+    corner[queen] = 0.5
+    assert not prefers_court(says_queen, corner, king, 1.0)      # 0.9 x 0.1 < 0.5 x 0.8
+    assert prefers_court(says_queen, corner, king, 0.0)          # weighing off
+    assert prefers_court(says_queen, corner, queen, 1.0)
+    # Only courts are weighed: a number card stands.
+    assert prefers_court(says_queen, corner, CLASS_NAMES.index("9d"), 1.0)
+
+
+def test_a_court_whose_picture_says_another_letter_is_unclear():
+    canvas, quad = _placed("Kd", 15, 5)
+
+    def names(middle, court=1.0):
+        return set(CardReaderDetector(FixedFinder(quad), CourtReader(), retry=(), middle=middle,
+                                      veto=0.03, suit_veto=0.01, court=court)(canvas).names)
+
+    queen = LetteredMiddle({"Q": 0.9, "K": 0.05, "J": 0.05})
+    assert names(queen, court=0.0) == {"Kd"} and queen.asked == 0   # off: not even read
+    assert names(queen) == set() and queen.asked                    # 0.5 x 0.05 < 0.35 x 0.9
+    assert names(LetteredMiddle({"K": 0.9, "Q": 0.05, "J": 0.05})) == {"Kd"}
+    assert names(LetteredMiddle({"Q": 0.55, "K": 0.45})) == {"Kd"}  # not enough to turn it
+    assert names(LetteredMiddle(None)) == {"Kd"}                    # a middle without letters
+
+
+def test_the_letters_are_read_only_for_a_named_court():
+    canvas, quad = _placed("5c", 20, 5)
+    middle = LetteredMiddle({"Q": 1.0})
+    det = CardReaderDetector(FixedFinder(quad), CornerReader(MODELS / "corner_reader.onnx"),
+                             middle=middle, veto=0.03, suit_veto=0.01, court=1.0)
+    middle.p = FixedMiddle(rank_group(4), "c").p       # pips that agree with the 5c
+    assert set(det(canvas).names) == {"5c"} and middle.asked == 0
+
+
+def test_the_shipped_court_letters_leave_a_court_whose_picture_shows_no_letter_alone():
+    # The renderer draws every court with the same random art (a face, a crown, shapes),
+    # so its pictures say nothing of the letter: the network was taught even odds on
+    # them, and a clear corner reading of such a court stands.
+    if not COURT_LETTERS.is_file():
+        pytest.skip("no court-letter network shipped")
+    middle = MiddleReader(MIDDLE_READER, letters_path=COURT_LETTERS)
+    assert middle.reads_letters
+    sure = []
+    for style in (4242, 4343, 4444):        # not among its training styles (31000-31059)
+        for name in ("Js", "Qh", "Kd", "Jc", "Qs", "Kh"):
+            canvas, quad = _placed(name, 10, style)
+            letters = middle.letters([middle_crop(canvas, card)
+                                      for card in orientations(quad)[:2]]).mean(0)
+            cls = CLASS_NAMES.index(name)
+            corner = np.zeros(len(CLASS_NAMES), np.float32)
+            for k in range(len(LETTERS)):      # the named court read at 0.7, the others 0.15
+                corner[cls - cls % 13 + 10 + k] = 0.15
+            corner[cls] = 0.7
+            assert prefers_court(letters, corner, cls, 1.0), (name, style, letters)
+            sure.append(letters.max())
+    assert np.mean(sure) < 0.6
+
+
+def test_a_court_letter_file_of_the_wrong_shape_is_refused(tmp_path):
+    with pytest.raises(ModelError, match="court-letter reader"):
+        MiddleReader(MIDDLE_READER, letters_path=MIDDLE_READER)

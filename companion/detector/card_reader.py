@@ -24,8 +24,8 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
-                            rescues)
+from .middle_reader import (MiddleReader, agrees, confirms, is_court, middle_crop, names,
+                            prefers, prefers_court, rescues)
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -234,7 +234,7 @@ class CardReaderDetector:
                  confirm_conf: float = 0.25, alone: float = 1.0,
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
-                 fuse: float = 0.0, fuse_rank: float = 0.0,
+                 fuse: float = 0.0, fuse_rank: float = 0.0, court: float = 0.0,
                  rescue: tuple[float, float] | None = None, by_picture: bool = False,
                  on_top: tuple[float, float] | None = None,
                  doubt: tuple[float, float] | None = None) -> None:
@@ -271,7 +271,10 @@ class CardReaderDetector:
         never); fuse, fuse_rank: a named card whose corner reading, each card weighed by
         the middle's probability of its suit to the power `fuse` and of its rank group to
         the power `fuse_rank`, no longer comes out on top is "unclear"
-        (middle_reader.prefers; 0: never); rescue (sure, support): a card that is left
+        (middle_reader.prefers; 0: never); court: a named court whose corner reading of
+        the twelve courts, each weighed by the middle's court-letter reading (a middle
+        reader with letters) to this power, names another court is "unclear"
+        (middle_reader.prefers_court; 0: never); rescue (sure, support): a card that is left
         unnamed after all that (its corners unsure, or vetoed or turned by the middle) is
         named by the middle where it counts the card's pips and their suit each at `sure`
         or more and the corners' pooled reading gives that very card at least `support`
@@ -298,6 +301,7 @@ class CardReaderDetector:
         self.wider = wider
         self.disagree = disagree
         self.fuse, self.fuse_rank = fuse, fuse_rank
+        self.court = court
         self.rescue = rescue
         self.by_picture = by_picture
         self.on_top = on_top
@@ -394,8 +398,9 @@ class CardReaderDetector:
                        unsure: list, ends_at: list, vectors: list) -> list:
         """The middle read as a second cue. A named card it contradicts, or whose corner
         reading (`vectors`: each outline's pooled card probabilities) its suit and pip
-        count turn to another card (`fuse`, `fuse_rank`), is made unclear (no
-        detections, and no weight against another outline of the card); an unsure one
+        count, or a court's letter, turn to another card (`fuse`, `fuse_rank`, `court`),
+        is made unclear (no detections, and no weight against another outline of the
+        card); an unsure one
         (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
         is named; one whose ends read no card at all is named where the middle alone
         counts its pips and their suit surely; one left unnamed is named where the middle
@@ -407,7 +412,13 @@ class CardReaderDetector:
         ask = [j for j, (_, _, found) in enumerate(cards) if found or unsure[j] or alone]
         if not ask:
             return cards
-        probs = self.middle([middle_crop(image, readings[j]) for j in ask])
+        crops = {j: middle_crop(image, readings[j]) for j in ask}
+        probs = self.middle([crops[j] for j in ask])
+        # The court letter is read only for named courts (its network costs a call).
+        courts = [j for j in ask if cards[j][2] and is_court(cards[j][2][0][2])] \
+            if self.court and getattr(self.middle, "reads_letters", False) else []
+        letters = dict(zip(courts, self.middle.letters([crops[j] for j in courts]))) \
+            if courts else {}
         for j, p in zip(ask, probs):
             q, pooled, found = cards[j]
             named = None            # (class, confidence) the middle names the card by
@@ -415,6 +426,9 @@ class CardReaderDetector:
                     not agrees(p, found[0][2], self.veto, self.suit_veto, self.ace_veto):
                 cards[j] = (q, 0.0, [])
             elif found and not prefers(p, vectors[j], found[0][2], self.fuse, self.fuse_rank):
+                cards[j] = (q, 0.0, [])
+            elif j in letters and not prefers_court(letters[j], vectors[j], found[0][2],
+                                                    self.court):
                 cards[j] = (q, 0.0, [])
             elif not found and unsure[j] and confirms(p, unsure[j][0][2], self.confirm):
                 cards[j] = (q, pooled, unsure[j])

@@ -10,6 +10,13 @@ king differ by a picture no two decks draw alike, so they are one group), and th
 (a middle's pips are far larger than the index's). Where it is sure the card is not what
 the corner reader named, the card is "unclear", never a wrong card (`agrees`,
 `CardReaderDetector`).
+
+A second network on the same crop, in its own file, reads which court a court's picture
+shows (`LETTERS`: jack, queen or king; `MiddleReader.letters`): most decks draw a king
+bearded and crowned, a queen with a flower, a jack young, and a small court's index
+letter is easily read one off (a queen read as a king). It weighs a named court's corner
+reading (`prefers_court`) and is asked nothing of other cards, so it costs a frame only
+where a court is named.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ MID_W, MID_H = 48, 68                # reader input: the whole card (pixels)
 BLANK_W, BLANK_H = 0.16, 0.22
 BLANK_GREY = 128
 OUTPUTS = len(GROUPS) + len(SUITS)   # the rank group's logits, then the suit's
+LETTERS = ("J", "Q", "K")            # the court-letter network's classes
+FIRST_COURT = len(RANKS) - len(LETTERS)   # rank index of the jack
 
 
 def rank_group(rank: int) -> int:
@@ -53,24 +62,46 @@ def middle_crop(image: np.ndarray, card: np.ndarray) -> np.ndarray:
     return blank_corners(warp_quad(image, np.asarray(card, np.float32), MID_W, MID_H))
 
 
+def _checked_session(path: Path, threads: int, outputs: int, what: str):
+    session = onnx_session(path, threads)
+    inp, out = session.get_inputs()[0].shape, session.get_outputs()[0].shape
+    if inp[2:] != [MID_H, MID_W] or len(out) != 2 or out[1] != outputs:
+        raise ModelError(f"{path}: reads {inp[2:]} -> {out}, not a {what}'s "
+                         f"[{MID_H}, {MID_W}] -> {outputs}")
+    return session
+
+
 class MiddleReader:
     """The middle reader through ONNX Runtime: middle crops -> (N, len(GROUPS) + 4)
-    probabilities: the rank group's, then the suit's (SUITS order)."""
+    probabilities: the rank group's, then the suit's (SUITS order). `letters_path`: the
+    court-letter network (`letters`), if any."""
 
-    def __init__(self, path: str | Path, threads: int = 2) -> None:
+    def __init__(self, path: str | Path, threads: int = 2,
+                 letters_path: str | Path | None = None) -> None:
         self.path = Path(path)
-        self.session = onnx_session(self.path, threads)
+        self.session = _checked_session(self.path, threads, OUTPUTS,
+                                        "middle reader (rank groups and suits)")
         self.input = self.session.get_inputs()[0].name
-        inp = self.session.get_inputs()[0].shape
-        out = self.session.get_outputs()[0].shape
-        if inp[2:] != [MID_H, MID_W] or len(out) != 2 or out[1] != OUTPUTS:
-            raise ModelError(f"{path}: reads {inp[2:]} -> {out}, not a middle reader's "
-                             f"[{MID_H}, {MID_W}] -> {OUTPUTS} (rank groups and suits)")
+        self.letters_session = None if letters_path is None else \
+            _checked_session(Path(letters_path), threads, len(LETTERS), "court-letter reader")
 
     def __call__(self, crops: list[np.ndarray]) -> np.ndarray:
         if not crops:
             return np.zeros((0, OUTPUTS), np.float32)
         return probabilities(self.session.run(None, {self.input: to_blob(crops)})[0])
+
+    @property
+    def reads_letters(self) -> bool:
+        return self.letters_session is not None
+
+    def letters(self, crops: list[np.ndarray]) -> np.ndarray:
+        """(N, 3) probabilities of each middle crop's court letter (LETTERS order)."""
+        if not crops or self.letters_session is None:
+            return np.zeros((len(crops), len(LETTERS)), np.float32)
+        z = self.letters_session.run(None, {self.letters_session.get_inputs()[0].name:
+                                            to_blob(crops)})[0]
+        e = np.exp(z - z.max(1, keepdims=True))
+        return (e / e.sum(1, keepdims=True)).astype(np.float32)
 
 
 def probabilities(logits: np.ndarray) -> np.ndarray:
@@ -164,3 +195,24 @@ def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
         by_rank = np.array([groups[rank_group(r)] for r in range(len(RANKS))])
         weight = weight * np.tile(np.maximum(by_rank, 1e-6) ** rank_w, len(SUITS))
     return int(np.argmax(np.asarray(corner[:len(weight)]) * weight)) == card_cls
+
+
+def is_court(card_cls: int) -> bool:
+    return card_cls % len(RANKS) >= FIRST_COURT
+
+
+def prefers_court(letters: np.ndarray, corner: np.ndarray, card_cls: int, power: float) -> bool:
+    """Whether a court the corner reader named stays the likeliest court once its pooled
+    reading (`corner`: 52 card probabilities) of the twelve courts is weighed with the
+    court-letter network's reading of its picture (`letters`, LETTERS order): each court's
+    probability times its letter's probability to the power `power`. Only the courts are
+    compared: the letter says which court a picture is, not whether it is one. A small
+    queen whose index reads as a king, where the picture says queen, is not kept. True for
+    any other card and at power 0."""
+    if not power or not is_court(card_cls):
+        return True
+    weight = np.maximum(np.asarray(letters, np.float64), 1e-6) ** power
+    courts = [s * len(RANKS) + FIRST_COURT + k for s in range(len(SUITS))
+              for k in range(len(LETTERS))]
+    weighed = [float(corner[c]) * weight[c % len(RANKS) - FIRST_COURT] for c in courts]
+    return courts[int(np.argmax(weighed))] == card_cls

@@ -19,6 +19,7 @@ MODELS = Path(__file__).resolve().parent.parent.parent / "models"
 CARD_FINDER = MODELS / "card_finder.onnx"        # YOLO11n-OBB, one class: whole face-up cards
 CORNER_READER = MODELS / "corner_reader.onnx"    # reads a straightened corner
 MIDDLE_READER = MODELS / "middle_reader.onnx"    # rank group and suit from the card's middle
+COURT_LETTERS = MODELS / "court_letters.onnx"    # which court a court's middle shows
 # The same finder with int8 weights and activations but a float head (quantize.py): for
 # video, where it must keep up with the camera; still photos take the float one.
 LIVE_FINDER = MODELS / "card_finder-int8.onnx"
@@ -121,6 +122,14 @@ FUSE = 1.0
 # either way, 31338 1067 / 12 -> 1068 / 11; but the valid-face games 206-215 392 -> 391
 # flips (1 false either way): one flip fewer, so video does not.
 PHOTO_FUSE_RANK, LIVE_FUSE_RANK = 1.0, 0.0
+# A named court is "unclear" where its corner reading of the twelve courts, each weighed by
+# the court letter its middle shows to this power (COURT_LETTERS), would
+# name another court (middle_reader.prefers_court): a small queen's index read as a king
+# where the picture says queen. Photos and video alike, but not with an enrolled deck (its
+# reading is fitted on that deck's own court indices; with the cue, the choice style
+# 555555555 on video lost a Qh and named a Kh). Session 50; its figures are in the model
+# card.
+COURT_FUSE = 1.0
 # Video: a card left unnamed after all that (corners unsure, or their card vetoed or
 # turned by the middle) is named by its middle where the middle reads its pips (A-10) and
 # their suit each at LIVE_RESCUE[0] or more and the corners' reading, pooled over both
@@ -222,7 +231,8 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
         corner_reader.deck = deck
     veto = VETO if veto is None else veto
     suit_veto = (DECK_SUIT_VETO if deck is not None else SUIT_VETO) if veto > 0 else 0.0
-    middle = MiddleReader(MIDDLE_READER) if veto > 0 and MIDDLE_READER.is_file() else None
+    middle = MiddleReader(MIDDLE_READER, letters_path=COURT_LETTERS if COURT_LETTERS.is_file()
+                          else None) if veto > 0 and MIDDLE_READER.is_file() else None
     return CardReaderDetector(CardFinder(path, imgsz, session=session), corner_reader,
                               conf=conf if conf is not None else PHOTO_CONF if photo else LIVE_CONF,
                               looks=LOOKS, pool_looks=not photo,
@@ -236,6 +246,7 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               even_light=photo, wider=0.0 if photo else LIVE_WIDER,
                               disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK,
+                              court=COURT_FUSE if deck is None else 0.0,
                               rescue=None if photo else LIVE_RESCUE, by_picture=True,
                               on_top=PHOTO_ON_TOP if photo else None,
                               doubt=PHOTO_DOUBT if photo else None)
