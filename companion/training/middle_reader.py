@@ -104,14 +104,20 @@ def build_model(widths=(16, 32, 64, 96)):
     return network(widths, outputs=OUTPUTS)
 
 
-def predict(model, x: np.ndarray) -> np.ndarray:
+def predict(model, x: np.ndarray, post=probabilities) -> np.ndarray:
+    """The model's logits on crops `x`, through `post` (the middle reader's probabilities)."""
     import torch
     model.eval()
     with torch.no_grad():
         z = torch.cat([model(blob(x[i:i + 512].astype(np.float32)))
                        for i in range(0, len(x), 512)])
     model.train()
-    return probabilities(z.numpy())
+    return post(z.numpy())
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
 
 
 def figures(probs: np.ndarray, y: np.ndarray) -> str:
@@ -151,17 +157,12 @@ def letter_figures(probs: np.ndarray, letters: np.ndarray) -> str:
             f"{int(((probs.max(1) >= 0.9) & ~right).sum())} of {len(letters)}")
 
 
-def train_letters(cards, letters, vx, vl, epochs: int, lr: float, batch: int,
-                  init: Path):
-    """The court-letter network: the corner reader's (`init`, its weights) with a new last
-    layer over LETTERS, trained on middle crops as the middle reader is."""
+def fit(model, cards, labels, loss_fn, epochs: int, lr: float, batch: int, report,
+        checkpoint: Path | None = None):
+    """Train `model` on middle crops cut anew each epoch from `cards` (`crops`, then the
+    corner reader's camera augmentation): AdamW, one-cycle lr; after each epoch print
+    `report(model)` (a figure on valid) and save the weights to `checkpoint`."""
     import torch
-    import torch.nn as nn
-    from .corner_reader import WIDTHS
-    from .corner_reader import build_model as network
-    model = network(WIDTHS)
-    model.load_state_dict(torch.load(init, map_location="cpu"))
-    model[-1] = nn.Linear(WIDTHS[-1], len(LETTERS))
     rng = np.random.default_rng(0)
     steps = epochs * (len(cards) // batch)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -169,25 +170,38 @@ def train_letters(cards, letters, vx, vl, epochs: int, lr: float, batch: int,
                                                 pct_start=0.15)
     for epoch in range(epochs):
         t0 = time.time()
-        x, y = crops(cards, letters, rng)
+        x, y = crops(cards, labels, rng)
         order = rng.permutation(len(x))
-        total, n = 0.0, 0
-        for i in range(0, len(order) - batch + 1, batch):
+        bar = tqdm(range(0, len(order) - batch + 1, batch), desc=f"epoch {epoch + 1}",
+                   unit="batch", leave=False)
+        total = 0.0
+        for k, i in enumerate(bar):
             idx = order[i:i + batch]
-            batch_loss = letter_loss(model(blob(augment(x[idx], rng))), y[idx])
+            batch_loss = loss_fn(model(blob(augment(x[idx], rng))), y[idx])
             opt.zero_grad()
             batch_loss.backward()
             opt.step()
             sched.step()
-            total, n = total + float(batch_loss.detach()), n + 1
-        model.eval()
-        with torch.no_grad():
-            p = torch.softmax(torch.cat([model(blob(vx[i:i + 512].astype(np.float32)))
-                                         for i in range(0, len(vx), 512)]), 1).numpy()
-        model.train()
-        print(f"epoch {epoch + 1}: loss {total / max(n, 1):.3f}; valid "
-              f"{letter_figures(p, vl)}; {time.time() - t0:.0f} s", flush=True)
+            total += float(batch_loss.detach())
+            bar.set_postfix(loss=f"{total / (k + 1):.3f}")
+        print(f"epoch {epoch + 1}: loss {total / max(len(bar), 1):.3f}; valid "
+              f"{report(model)}; {time.time() - t0:.0f} s", flush=True)
+        if checkpoint is not None:
+            torch.save(model.state_dict(), checkpoint)
     return model.eval()
+
+
+def letters_model(init: Path):
+    """The court-letter network: the corner reader's (`init`, its weights) with a new last
+    layer over LETTERS."""
+    import torch
+    import torch.nn as nn
+    from .corner_reader import WIDTHS
+    from .corner_reader import build_model as network
+    model = network(WIDTHS)
+    model.load_state_dict(torch.load(init, map_location="cpu"))
+    model[-1] = nn.Linear(WIDTHS[-1], len(LETTERS))
+    return model
 
 
 def main() -> None:
@@ -224,51 +238,21 @@ def main() -> None:
     vk = valid["y"] != NONE_CLASS
     vx, vy = crops(valid["cards"][vk], valid["y"][vk], np.random.default_rng(1234), hard=False)
     print(f"train: {len(rc)} real + {len(gc)} rendered cards; valid: {len(vx)} real cards")
+    out = Path(args.out)
+    pt = Path("runs") / "middle" / out.with_suffix(".pt").name if out.parent.name == "models" \
+        else out.with_suffix(".pt")
+    pt.parent.mkdir(parents=True, exist_ok=True)
     if args.letters:
-        out = Path(args.out)
         cc, cl = courts_only(cards, labels)
         cl[len(courts_only(rc, ry)[0]):] = -1          # the rendered courts: no letter shown
         vc, vl = courts_only(valid["cards"][vk], valid["y"][vk])
         vcx, _ = crops(vc, vl, np.random.default_rng(1234), hard=False)
         print(f"letters: {len(cc)} courts; valid {len(vcx)}")
-        model = train_letters(cc, cl, vcx, vl, args.epochs, args.lr, 64, Path(args.init))
-        pt = Path("runs") / "middle" / out.with_suffix(".pt").name \
-            if out.parent.name == "models" else out.with_suffix(".pt")
-        pt.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(model.state_dict(), pt)
-        export(model, out)
-        print(f"wrote {out} and {pt}")
-        return
-
-    model = build_model()
-    rng = np.random.default_rng(0)
-    steps = args.epochs * (len(cards) // args.batch)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps,
-                                                pct_start=0.15)
-    out = Path(args.out)
-    pt = Path("runs") / "middle" / "middle_reader.pt" if out.parent.name == "models" \
-        else out.with_suffix(".pt")
-    pt.parent.mkdir(parents=True, exist_ok=True)
-    for epoch in range(args.epochs):
-        t0 = time.time()
-        x, y = crops(cards, labels, rng)
-        order = rng.permutation(len(x))
-        bar = tqdm(range(0, len(order) - args.batch + 1, args.batch), desc=f"epoch {epoch + 1}",
-                   unit="batch", leave=False)
-        total = 0.0
-        for k, i in enumerate(bar):
-            idx = order[i:i + args.batch]
-            batch_loss = loss(model(blob(augment(x[idx], rng))), y[idx])
-            opt.zero_grad()
-            batch_loss.backward()
-            opt.step()
-            sched.step()
-            total += float(batch_loss.detach())
-            bar.set_postfix(loss=f"{total / (k + 1):.3f}")
-        print(f"epoch {epoch + 1}: loss {total / max(len(bar), 1):.3f}; valid "
-              f"{figures(predict(model, vx), vy)}; {time.time() - t0:.0f} s", flush=True)
-        torch.save(model.state_dict(), pt)
+        model = fit(letters_model(Path(args.init)), cc, cl, letter_loss, args.epochs, args.lr,
+                    64, lambda m: letter_figures(predict(m, vcx, softmax), vl), pt)
+    else:
+        model = fit(build_model(), cards, labels, loss, args.epochs, args.lr, args.batch,
+                    lambda m: figures(predict(m, vx), vy), pt)
     export(model, out)
     print(f"wrote {out} and {pt}")
 
