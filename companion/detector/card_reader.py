@@ -24,8 +24,8 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import (MiddleReader, agrees, confirms, is_court, middle_crop, names,
-                            prefers, prefers_court, rescues)
+from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
+                            prefers_court, rescues)
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -415,7 +415,7 @@ class CardReaderDetector:
         crops = {j: middle_crop(image, readings[j]) for j in ask}
         probs = self.middle([crops[j] for j in ask])
         # The court letter is read only for named courts (its network costs a call).
-        courts = [j for j in ask if cards[j][2] and is_court(cards[j][2][0][2])] \
+        courts = [j for j in ask if cards[j][2] and cards[j][2][0][2] in COURT_CLASSES] \
             if self.court and getattr(self.middle, "reads_letters", False) else []
         letters = dict(zip(courts, self.middle.letters([crops[j] for j in courts]))) \
             if courts else {}

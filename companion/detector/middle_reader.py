@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.cards import RANKS, SUITS
+from ..engine.cards import COURT_CLASSES, RANKS, SUITS
 from .detections import ModelError, onnx_session, to_blob, warp_quad
 
 GROUPS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "court")
@@ -98,10 +98,14 @@ class MiddleReader:
         """(N, 3) probabilities of each middle crop's court letter (LETTERS order)."""
         if not crops or self.letters_session is None:
             return np.zeros((len(crops), len(LETTERS)), np.float32)
-        z = self.letters_session.run(None, {self.letters_session.get_inputs()[0].name:
-                                            to_blob(crops)})[0]
-        e = np.exp(z - z.max(1, keepdims=True))
-        return (e / e.sum(1, keepdims=True)).astype(np.float32)
+        return softmax(self.letters_session.run(
+            None, {self.letters_session.get_inputs()[0].name: to_blob(crops)})[0])
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of logits (N, K)."""
+    e = np.exp(z - z.max(1, keepdims=True))
+    return (e / e.sum(1, keepdims=True)).astype(np.float32)
 
 
 def probabilities(logits: np.ndarray) -> np.ndarray:
@@ -197,10 +201,6 @@ def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,
     return int(np.argmax(np.asarray(corner[:len(weight)]) * weight)) == card_cls
 
 
-def is_court(card_cls: int) -> bool:
-    return card_cls % len(RANKS) >= FIRST_COURT
-
-
 def prefers_court(letters: np.ndarray, corner: np.ndarray, card_cls: int, power: float) -> bool:
     """Whether a court the corner reader named stays the likeliest court once its pooled
     reading (`corner`: 52 card probabilities) of the twelve courts is weighed with the
@@ -209,7 +209,7 @@ def prefers_court(letters: np.ndarray, corner: np.ndarray, card_cls: int, power:
     compared: the letter says which court a picture is, not whether it is one. A small
     queen whose index reads as a king, where the picture says queen, is not kept. True for
     any other card and at power 0."""
-    if not power or not is_court(card_cls):
+    if not power or card_cls not in COURT_CLASSES:
         return True
     weight = np.maximum(np.asarray(letters, np.float64), 1e-6) ** power
     courts = [s * len(RANKS) + FIRST_COURT + k for s in range(len(SUITS))

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from ..detector.card_reader import NONE_CLASS
 from ..detector.middle_reader import (FIRST_COURT, GROUPS, LETTERS, MID_H, MID_W, OUTPUTS,
-                                      middle_crop, probabilities, rank_group)
+                                      middle_crop, probabilities, rank_group, softmax)
 from .corner_reader import augment, blob, jitter_rect
 from .harvest import CARD_H, CARD_W, MARGIN
 
@@ -113,11 +113,6 @@ def predict(model, x: np.ndarray, post=probabilities) -> np.ndarray:
                        for i in range(0, len(x), 512)])
     model.train()
     return post(z.numpy())
-
-
-def softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(1, keepdims=True))
-    return e / e.sum(1, keepdims=True)
 
 
 def figures(probs: np.ndarray, y: np.ndarray) -> str:
