@@ -205,14 +205,8 @@ def test_a_box_that_reads_one_end_only_is_turned_and_read_again(style, off):
     assert len(found) == 2 and set(found.names) == {"7h"}
 
 
-@pytest.mark.parametrize("card,style", [("Kh", 5), ("Kh", 9), ("4d", 5)])
-def test_photos_read_a_dark_card_from_its_found_box_too(card, style):
-    """Snapping seeks a bright card on a darker table: on a dark card (red ink on black
-    paper, on a grey table) it pulls the sides onto the card's inner frame, where an end
-    reads worse (or not at all). Photos read the found and the snapped box as outlines of
-    their own and keep the better reading, so both ends name the card from the found box."""
-    from companion.detector.card_reader import CardReaderDetector, CornerReader, refine_quad
-    from companion.detector.model import MODELS
+def _dark_card(card: str, style: int):
+    """A card of black paper (its ink kept) on a grey table, and its true outline."""
     face = Deck(DeckStyle.random(style)).face(CLASS_NAMES.index(card))
     img = face.image.copy()
     img[img.min(2) > 180] = (25, 25, 25)                 # black paper, the red ink kept
@@ -220,17 +214,45 @@ def test_photos_read_a_dark_card_from_its_found_box_too(card, style):
     H = card_transform(face, (300, 300), 420, 10)
     warp_onto(canvas, dataclasses.replace(face, image=img), H)
     fh, fw = img.shape[:2]
-    quad = cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0]
-    assert np.linalg.norm(refine_quad(canvas, quad) - quad, axis=1).max() > 30
+    return canvas, cv2.perspectiveTransform(np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]),
+                                            H)[0]
 
+
+@pytest.mark.parametrize("card,style", [("Kh", 5), ("Kh", 9), ("4d", 5)])
+def test_snapping_finds_a_dark_cards_edges(card, style):
+    """Snapping seeks where the picture steps from the card to the ground round it. A dark
+    card on a paler ground steps the other way (dark inside, brighter outside): seeking a
+    bright card, snapping pulled its sides onto the card's inner frame, and video, which
+    averages the found and the snapped look, read no card (session 51: dark faces in the
+    valid-face films). Now a box a little off snaps onto the card's own edges, and the
+    video detector names the card from both ends."""
+    from companion.detector.card_reader import refine_quad, scale_quad, turn_quad
+    from companion.detector.model import load_detector
+    canvas, quad = _dark_card(card, style)
+    off = scale_quad(turn_quad(quad, 4.0), 1.05)
+    assert np.linalg.norm(off - quad, axis=1).max() > 15
+    assert np.linalg.norm(refine_quad(canvas, off) - quad, axis=1).max() < 5
+    live = load_detector()
+    live.finder = FixedFinder(off)
+    assert list(live(canvas).names) == [card, card]
+
+
+def test_photos_keep_the_better_of_the_found_and_the_snapped_look(monkeypatch):
+    """A snap can still land on a wrong edge (a court's frame, the card below): photos read
+    the found and the snapped box as outlines of their own and keep the better reading, so
+    both ends name the card from the found box."""
+    from companion.detector import card_reader
+    from companion.detector.card_reader import CardReaderDetector, CornerReader, scale_quad
+    from companion.detector.model import MODELS
+    canvas, quad = _dark_card("Kh", 5)
+    monkeypatch.setattr(card_reader, "refine_quad", lambda image, q: scale_quad(q, 0.7))
     finder = FixedFinder(quad)
     reader = CornerReader(MODELS / "corner_reader.onnx")
     snapped = CardReaderDetector(finder, reader, conf=0.45, looks=("snapped",))
-    found = CardReaderDetector(finder, reader, conf=0.45, looks=("found",))
-    assert snapped.cards(canvas)[0][1] < found.cards(canvas)[0][1]     # pooled probability
+    assert "Kh" not in snapped(canvas).names
     both = CardReaderDetector(finder, reader, conf=0.45, looks=("found", "snapped"),
                               pool_looks=False)
-    assert list(both(canvas).names) == [card, card]
+    assert list(both(canvas).names) == ["Kh", "Kh"]
     outline = both.cards(canvas)[0][0]
     assert np.abs(outline - quad).max() < 1e-3          # the outline read is the found one
 
