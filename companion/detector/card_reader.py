@@ -810,8 +810,7 @@ def refine_quad(image: np.ndarray, quad: np.ndarray, search: float = 0.1, turn: 
     # A card darker than the ground round it (black paper on a pale table or on the
     # white cards below) has its edge the other way round: dark inside, brighter outside.
     # Seeking a bright card there snapped onto its inner frame (session 51: the dark
-    # faces video missed).
-    # (Medians of every third pixel each way: a full one cost ~1 ms a snap.)
+    # faces video missed). Medians of every third pixel each way: a full one cost ~1 ms.
     inside = np.zeros((ph, pw), np.uint8)
     cv2.fillConvexPoly(inside, np.round(p).astype(np.int32), 1)
     grey, inside = patch[::3, ::3], inside[::3, ::3].astype(bool)
