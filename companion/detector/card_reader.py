@@ -401,9 +401,8 @@ class CardReaderDetector:
         reading (`vectors`: each outline's pooled card probabilities) its suit and pip
         count, or a court's letter, turn to another card (`fuse`, `fuse_rank`, `court`),
         is made unclear (no detections, and no weight against another outline of the
-        card); an unsure one
-        (named only at `confirm_conf`) whose pips it reads surely as the same rank and suit
-        is named; one whose ends read no card at all is named where the middle alone
+        card); an unsure one (named only at `confirm_conf`) whose pips it reads surely as
+        the same rank and suit is named; one whose ends read no card at all is named where the middle alone
         counts its pips and their suit surely; one left unnamed is named where the middle
         is sure of a card its corners read too (`rescue`). `ends_at`: where each
         reading's two ends lie."""

@@ -123,9 +123,9 @@ FUSE = 1.0
 # flips (1 false either way): one flip fewer, so video does not.
 PHOTO_FUSE_RANK, LIVE_FUSE_RANK = 1.0, 0.0
 # A named court is "unclear" where its corner reading of the twelve courts, each weighed by
-# the court letter its middle shows to this power (COURT_LETTERS), would
-# name another court (middle_reader.prefers_court): a small queen's index read as a king
-# where the picture says queen. Photos and video alike, but not with an enrolled deck (its
+# the court letter its middle shows to this power (COURT_LETTERS), would name another
+# court (middle_reader.prefers_court): a small queen's index read as a king where the
+# picture says queen. Photos and video alike, but not with an enrolled deck (its
 # reading is fitted on that deck's own court indices; with the cue, the choice style
 # 555555555 on video lost a Qh and named a Kh). Session 50; its figures are in the model
 # card.
