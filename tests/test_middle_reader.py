@@ -11,7 +11,8 @@ from companion.detector.card_reader import CardReaderDetector, CornerReader, ori
 from companion.detector.middle_reader import (BLANK_GREY, COURT, GROUPS, LETTERS, MID_H,
                                               MID_W, OUTPUTS, MiddleReader, agrees,
                                               blank_corners, confirms, middle_crop, names,
-                                              prefers, prefers_court, rank_group, rescues)
+                                              prefers, prefers_court, rank_group, rescues,
+                                              rescues_court)
 from companion.detector.detections import ModelError
 from companion.detector.model import COURT_LETTERS, MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
@@ -415,6 +416,53 @@ def test_the_letters_are_read_only_for_a_named_court():
                              middle=middle, veto=0.03, suit_veto=0.01, court=1.0)
     middle.p = FixedMiddle(rank_group(4), "c").p       # pips that agree with the 5c
     assert set(det(canvas).names) == {"5c"} and middle.asked == 0
+
+
+class UnsureCourtReader:
+    """A corner reader that rather doubts there is an index at all ("no index" 0.45), and
+    would read the king of diamonds (0.3) over the king of hearts and the queen of
+    diamonds: an art court's index."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.05 / 49, np.float32)
+        p[:, CLASS_NAMES.index("Kd")] = 0.3
+        p[:, CLASS_NAMES.index("Kh")] = p[:, CLASS_NAMES.index("Qd")] = 0.1
+        p[:, -1] = 0.45
+        return p
+
+
+def test_an_unread_court_is_named_by_its_picture_and_letter_where_the_corners_agree():
+    canvas, quad = _placed("Kd", 15, 5)
+
+    def names(middle, rescue=(0.9, 0.15)):
+        return set(CardReaderDetector(FixedFinder(quad), UnsureCourtReader(), retry=(),
+                                      middle=middle, veto=0.03, suit_veto=0.01, confirm=0.8,
+                                      court_rescue=rescue)(canvas).names)
+
+    king = {"K": 0.95, "Q": 0.03, "J": 0.02}
+    assert names(LetteredMiddle(king), rescue=None) == set()      # off: "card unclear"
+    assert names(LetteredMiddle(king)) == {"Kd"}                  # the corners' likeliest suit
+    assert names(LetteredMiddle({"K": 0.8, "Q": 0.2})) == set()   # the letter not sure enough
+    assert names(LetteredMiddle(king), rescue=(0.9, 0.65)) == set()   # the corners too unsure
+    assert names(LetteredMiddle(None)) == set()                   # a middle without letters
+    # Pips, not a picture: no court is named, and no letter is asked for.
+    pips = LetteredMiddle(king)
+    pips.p = FixedMiddle(rank_group(6), "d").p
+    assert names(pips) == set() and pips.asked == 0
+
+
+def test_the_court_rescue_rule():
+    corner = np.zeros(len(CLASS_NAMES), np.float32)
+    corner[CLASS_NAMES.index("Qh")], corner[CLASS_NAMES.index("Qs")] = 0.3, 0.1
+    corner[CLASS_NAMES.index("Kd")] = 0.9
+    picture = FixedMiddle(COURT, "d").p
+    queen = np.float32([0.03, 0.95, 0.02])                        # J, Q, K
+    assert rescues_court(picture, queen, corner, 0.9, 0.2) == \
+        (CLASS_NAMES.index("Qh"), pytest.approx(0.95))            # the queen the corners favour
+    assert rescues_court(picture, queen, corner, 0.9, 0.4) is None   # too little support
+    assert rescues_court(picture, queen, corner, 0.96, 0.2) is None  # the letter not sure
+    # A middle that counts pips names no court, whatever the letter network says.
+    assert rescues_court(FixedMiddle(rank_group(8), "h").p, queen, corner, 0.5, 0.0) is None
 
 
 def test_the_shipped_court_letters_leave_a_court_whose_picture_shows_no_letter_alone():

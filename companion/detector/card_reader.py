@@ -24,8 +24,8 @@ import numpy as np
 from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import (Detections, ModelError, default_threads, letterbox, onnx_session,
                          shrink, to_blob, warp_quad)
-from .middle_reader import (MiddleReader, agrees, confirms, middle_crop, names, prefers,
-                            prefers_court, rescues)
+from .middle_reader import (COURT, GROUPS, MiddleReader, agrees, confirms, middle_crop, names,
+                            prefers, prefers_court, rescues, rescues_court)
 
 NONE_CLASS = len(CLASS_NAMES)        # 52: "no readable index in this corner"
 # The reader's heads, in the order of its one output: "is there an index here" (one
@@ -236,7 +236,8 @@ class CardReaderDetector:
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
                  fuse: float = 0.0, fuse_rank: float = 0.0, court: float = 0.0,
-                 rescue: tuple[float, float] | None = None, by_picture: bool = False,
+                 rescue: tuple[float, float] | None = None,
+                 court_rescue: tuple[float, float] | None = None, by_picture: bool = False,
                  on_top: tuple[float, float] | None = None,
                  doubt: tuple[float, float] | None = None) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
@@ -279,7 +280,11 @@ class CardReaderDetector:
         unnamed after all that (its corners unsure, or vetoed or turned by the middle) is
         named by the middle where it counts the card's pips and their suit each at `sure`
         or more and the corners' pooled reading gives that very card at least `support`
-        (middle_reader.rescues; None: never). by_picture: with an enrolled deck, where no
+        (middle_reader.rescues; None: never); court_rescue (sure, support): one still
+        unnamed whose middle sees a picture and whose court letter is read, each at
+        `sure` or more, is named as that letter's court of the suit its corners' pooled
+        reading gives most, where that is at least `support` (middle_reader.rescues_court;
+        None: never). by_picture: with an enrolled deck, where no
         outline names a card, one may be named by its picture (`_by_picture`). on_top
         (floor, margin): with such a deck, where outlines of one card name different
         cards, a card whose own picture fits its outline at least `floor` and better than
@@ -304,6 +309,7 @@ class CardReaderDetector:
         self.fuse, self.fuse_rank = fuse, fuse_rank
         self.court = court
         self.rescue = rescue
+        self.court_rescue = court_rescue
         self.by_picture = by_picture
         self.on_top = on_top
         self.doubt = doubt
@@ -437,10 +443,27 @@ class CardReaderDetector:
             if named is None and self.rescue and not cards[j][2]:
                 named = rescues(p, vectors[j], *self.rescue)
             if named is not None:
-                cls, sure = named
-                # It ranks as surely read against other outlines of the card.
-                cards[j] = (q, max(cards[j][1], sure), [(box, sure, cls) for box in ends_at[j]])
+                self._name(cards, j, named, ends_at[j])
+        if self.court_rescue and getattr(self.middle, "reads_letters", False):
+            # A court left unnamed: its letter read only where the middle sees a picture.
+            left = [(j, p) for j, p in zip(ask, probs) if not cards[j][2]
+                    and int(np.argmax(p[:len(GROUPS)])) == COURT
+                    and float(p[COURT]) >= self.court_rescue[0]]
+            if left:
+                got = self.middle.letters([crops[j] for j, _ in left])
+                for (j, p), lt in zip(left, got):
+                    named = rescues_court(p, lt, vectors[j], *self.court_rescue)
+                    if named is not None:
+                        self._name(cards, j, named, ends_at[j])
         return cards
+
+    @staticmethod
+    def _name(cards: list, j: int, named: tuple[int, float], ends: list) -> None:
+        """Outline j named by the middle: (class, confidence) at both its reading's ends;
+        it ranks as surely read against other outlines of the card."""
+        cls, sure = named
+        q, pooled, _ = cards[j]
+        cards[j] = (q, max(pooled, sure), [(box, sure, cls) for box in ends])
 
     def _retry(self, image: np.ndarray, card, conf: float):
         """A found card that read nothing, or one end only, its box turned each way and

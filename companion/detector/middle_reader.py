@@ -15,8 +15,9 @@ A second network on the same crop, in its own file, reads which court a court's 
 shows (`LETTERS`: jack, queen or king; `MiddleReader.letters`): most decks draw a king
 bearded and crowned, a queen with a flower, a jack young, and a small court's index
 letter is easily read one off (a queen read as a king). It weighs a named court's corner
-reading (`prefers_court`) and is asked nothing of other cards, so it costs a frame only
-where a court is named.
+reading (`prefers_court`), and on video names a court left unnamed whose middle is a
+picture (`rescues_court`); it is asked nothing of other cards, so it costs a frame only
+where a court is named or a picture left unnamed.
 """
 
 from __future__ import annotations
@@ -177,6 +178,25 @@ def rescues(probs: np.ndarray, corner: np.ndarray, sure: float,
     group, cls, p = _read_card(probs)
     return (cls, p) if group != COURT and p >= sure and float(corner[cls]) >= support \
         else None
+
+
+def rescues_court(probs: np.ndarray, letters: np.ndarray, corner: np.ndarray, sure: float,
+                  support: float) -> tuple[int, float] | None:
+    """The court a middle reading names where the corner reader named none: the middle sees
+    a picture (the court group) and the letter network reads its letter, each at `sure` or
+    more; the suit is the one the corners' pooled reading (`corner`: 52 card
+    probabilities, summed over both ends) gives that letter's court most, and it must give
+    that court at least `support`. (The court's class, the lesser of the two middle
+    probabilities) or None. An art court whose index the corner reader reads unsurely,
+    where its picture plainly shows a king: the corners saw a red suit and a court."""
+    groups = probs[:len(GROUPS)]
+    letter = int(np.argmax(letters))
+    p = min(float(groups[COURT]), float(letters[letter]))
+    if int(groups.argmax()) != COURT or p < sure:
+        return None
+    courts = [s * len(RANKS) + FIRST_COURT + letter for s in range(len(SUITS))]
+    cls = max(courts, key=lambda c: float(corner[c]))
+    return (cls, p) if float(corner[cls]) >= support else None
 
 
 def prefers(probs: np.ndarray, corner: np.ndarray, card_cls: int, suit_w: float,

@@ -145,6 +145,17 @@ COURT_FUSE = 1.0
 # wrong. Photos do not: session 45 measured (0.9, 0.15) and (0.9, 0.3) on
 # realdecks/valid's photos, 999 right / 13 wrong with either and without (no reading changed).
 LIVE_RESCUE = (0.9, 0.15)
+# Video, without an enrolled deck: a court left unnamed is named where the middle sees a
+# picture and the court-letter network reads its letter, each at LIVE_COURT_RESCUE[0] or
+# more, and the corners' pooled reading gives that letter's court of its likeliest suit at
+# least LIVE_COURT_RESCUE[1] (middle_reader.rescues_court): an art court whose index the
+# corner reader reads unsurely. Session 52, by a rule fixed before any figure (runs/-only
+# rule log; choose.py's questions), on the choice sets only: valid-face games 356-365
+# 380 -> 382 of 398 flips, none false; drawn games 1-30 586 of 587, none false; rendered
+# piles (1,500 each) of seeds 31337 and 31338 1063 / 8 and 1071 / 11, as without (the
+# renderer's courts show no letter). Photos not: realdecks/valid's photos read 1002 right
+# / 11 wrong with it as without.
+LIVE_COURT_RESCUE = (0.9, 0.15)
 # Photos, with an enrolled deck that keeps its cards' pictures: where outlines of one card
 # name different cards, a card whose own picture fits its outline's middle at least
 # PHOTO_ON_TOP[0], and better than the best-read card's fits its own by more than
@@ -247,6 +258,9 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               disagree=PHOTO_DISAGREE if photo else 0.0, fuse=FUSE,
                               fuse_rank=PHOTO_FUSE_RANK if photo else LIVE_FUSE_RANK,
                               court=COURT_FUSE if deck is None else 0.0,
-                              rescue=None if photo else LIVE_RESCUE, by_picture=True,
+                              rescue=None if photo else LIVE_RESCUE,
+                              court_rescue=None if photo or deck is not None
+                              else LIVE_COURT_RESCUE,
+                              by_picture=True,
                               on_top=PHOTO_ON_TOP if photo else None,
                               doubt=PHOTO_DOUBT if photo else None)
