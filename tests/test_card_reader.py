@@ -384,3 +384,74 @@ def test_a_card_whose_outlines_name_two_cards_is_unclear(second, p, disagree, wa
     det = CardReaderDetector(_TwoOutlines(quad), _SplitReader(second, p), conf=0.45, retry=(),
                              disagree=disagree)
     assert set(det(canvas).names) == want
+
+
+class FaintFinder:
+    """A card finder that boxes each given outline at its given confidence, and answers
+    only those at or above the threshold it is asked for (its own, 0.15, by default)."""
+    imgsz = 256
+    conf = 0.15
+
+    def __init__(self, *boxes: tuple[np.ndarray, float]) -> None:
+        self.boxes = sorted(boxes, key=lambda b: -b[1])
+
+    def __call__(self, img, conf=None):
+        kept = [(q, s) for q, s in self.boxes if s >= (self.conf if conf is None else conf)]
+        return (np.float32([q for q, _ in kept]).reshape(-1, 4, 2),
+                np.float32([s for _, s in kept]))
+
+
+def _two_cards():
+    """A 5c and a 9h side by side on a cloth, and their outlines."""
+    deck = Deck(DeckStyle.random(5))
+    canvas = np.full((500, 800, 3), (40, 70, 30), np.uint8)
+    quads = []
+    for name, centre in (("5c", (220, 250)), ("9h", (580, 250))):
+        face = deck.face(CLASS_NAMES.index(name))
+        H = card_transform(face, centre, 330, 10)
+        warp_onto(canvas, face, H)
+        fh, fw = face.image.shape[:2]
+        quads.append(cv2.perspectiveTransform(
+            np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), H)[0])
+    return canvas, quads
+
+
+def test_a_faintly_boxed_card_is_read_only_where_no_other_outline_names_one():
+    from companion.detector.card_reader import CornerReader
+    from companion.detector.model import CORNER_READER
+    reader = CornerReader(CORNER_READER)
+    canvas, (five, nine) = _two_cards()
+
+    def names(*boxes, faint=0.0, wider=0.0):
+        return set(CardReaderDetector(FaintFinder(*boxes), reader, retry=(), faint=faint,
+                                      wider=wider)(canvas).names)
+
+    assert names((five, 0.08)) == set()                        # under the finder's threshold
+    assert names((five, 0.08), faint=0.05) == {"5c"}           # a faint box, read last
+    assert names((five, 0.08), faint=0.1) == set()             # ...not that faint
+    assert names((five, 0.08), faint=0.05, wider=0.15) == {"5c"}   # after the wider look
+    # Where a surely boxed card names itself, a faint box is not read at all.
+    assert names((nine, 0.9), (five, 0.08), faint=0.05) == {"9h"}
+    assert names((nine, 0.9), (five, 0.2)) == {"9h", "5c"}     # both boxed surely: both read
+
+
+class UnsureReader:
+    """A corner reader that reads the 5 of clubs at 0.5 in any corner."""
+
+    def __call__(self, crops):
+        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.4 / 52, np.float32)
+        p[:, CLASS_NAMES.index("5c")] = 0.5
+        p[:, -1] = 0.1
+        return p
+
+
+def test_a_faint_box_names_a_card_only_surely():
+    canvas, (five, _) = _two_cards()
+
+    def names(score, wider=0.0):
+        return set(CardReaderDetector(FaintFinder((five, score)), UnsureReader(), retry=(),
+                                      faint=0.05, wider=wider)(canvas).names)
+
+    assert names(0.2) == {"5c"}                   # boxed surely: 0.5 names it
+    assert names(0.08) == set()                   # boxed faintly: 0.5 is not sure enough
+    assert names(0.08, wider=0.15) == set()       # nor on the wider look

@@ -239,7 +239,7 @@ class CardReaderDetector:
                  rescue: tuple[float, float] | None = None,
                  court_rescue: tuple[float, float] | None = None, by_picture: bool = False,
                  on_top: tuple[float, float] | None = None,
-                 doubt: tuple[float, float] | None = None) -> None:
+                 doubt: tuple[float, float] | None = None, faint: float = 0.0) -> None:
         """looks: which outlines of each card are read: the finder's own box ("found")
         and/or that box snapped onto the card's edges ("snapped"); pool_looks: their
         readings are averaged (video), else each look is one more outline of the card and
@@ -291,7 +291,10 @@ class CardReaderDetector:
         the best-read card's fits its own by more than `margin` is the one on top
         (`_on_top`; None: never). doubt (floor, margin): with such a deck, a named card
         whose own picture fits none of its outlines at `floor`, where another card's
-        picture fits by `margin` more, is "unclear" (`_doubted`; None: never)."""
+        picture fits by `margin` more, is "unclear" (`_doubted`; None: never). faint: where
+        no outline names a card, the finder's boxes down to this confidence, under its own
+        threshold, are read too: those of its first look, and on the wider look all of
+        them (0: never; a card a hand half covers, which the finder boxes only faintly)."""
         self.finder, self.reader = finder, reader
         self.middle, self.veto, self.suit_veto = middle, veto, suit_veto
         self.ace_veto = ace_veto
@@ -310,6 +313,8 @@ class CardReaderDetector:
         self.court = court
         self.rescue = rescue
         self.court_rescue = court_rescue
+        self.faint = faint
+        self._faint_boxes: list[np.ndarray] = []
         self.by_picture = by_picture
         self.on_top = on_top
         self.doubt = doubt
@@ -519,6 +524,7 @@ class CardReaderDetector:
         must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
         self._looked = []     # (outline, its reading's corners, pooled vector, ends) per outline read
+        self._faint_boxes = []
         cards, kept = self._candidates(image, conf, outlines, fallback)
         # Photos: where no outline names a card, the finder looks again with the light
         # evened out (a black card on a dark table), and only its new boxes are read. Only
@@ -528,6 +534,12 @@ class CardReaderDetector:
             cards = sorted(cards + self._evened(image, conf), key=lambda c: -c[1])
         if self.wider and not any(found for _, _, found in cards + kept):
             cards = sorted(cards + self._widened(image, conf), key=lambda c: -c[1])
+        if self._faint_boxes and not any(found for _, _, found in cards + kept):
+            # A faint box is a guess at where a card is: it names one only surely.
+            faint = [self._retry(image, c, conf)
+                     for c in self._read_all(image, self._faint_boxes, conf)]
+            cards = sorted(cards + [(q, p, [f for f in found if f[1] >= FALLBACK_CONF])
+                                    for q, p, found in faint], key=lambda c: -c[1])
         return self._settled(image, cards + kept)
 
     def _settled(self, image: np.ndarray, read: list) -> list:
@@ -605,7 +617,15 @@ class CardReaderDetector:
         """Every outline of the picture read (the finder's boxes from each angle, grown,
         the given outlines, the frame and the table's), those that read best first; and
         the fallback outlines read, each naming a card only surely."""
-        quads = self._found(image, self._find(image))
+        if self.faint:
+            # One finder call down to the faint threshold: its boxes under the finder's own
+            # are kept aside, read only where no other outline names a card (cards()).
+            found, scores = self.finder(image, conf=self.faint)
+            strong = scores >= self.finder.conf
+            quads = self._found(image, list(found[strong]))
+            self._faint_boxes = list(found[~strong])
+        else:
+            quads = self._found(image, self._find(image))
         quads += [np.asarray(q, np.float32) for q in outlines]
         if self.whole_frame:
             H, W = image.shape[:2]
@@ -641,8 +661,13 @@ class CardReaderDetector:
         drawn out), mapped back and read."""
         b = max(1, round(self.wider * image.shape[0]))
         wide = cv2.copyMakeBorder(image, b, b, b, b, cv2.BORDER_REPLICATE)
-        quads = [q - np.float32(b) for q in self._find(wide)]
-        return [self._retry(image, c, conf) for c in self._read_all(image, quads, conf)]
+        found, scores = self.finder(wide, conf=self.faint or None)
+        read = [self._retry(image, c, conf)
+                for c in self._read_all(image, [q - np.float32(b) for q in found], conf)]
+        # A faint box (under the finder's own threshold) names a card only surely.
+        return [(q, p, [f for f in named if f[1] >= FALLBACK_CONF])
+                if self.faint and s < self.finder.conf else (q, p, named)
+                for (q, p, named), s in zip(read, scores)]
 
     def _one_each(self, read: list, image: np.ndarray) -> list[tuple[np.ndarray, float, list]]:
         """Several outlines of one card: the first (the best read) is kept; with
