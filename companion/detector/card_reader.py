@@ -314,7 +314,6 @@ class CardReaderDetector:
         self.rescue = rescue
         self.court_rescue = court_rescue
         self.faint = faint
-        self._faint_boxes: list[np.ndarray] = []
         self.by_picture = by_picture
         self.on_top = on_top
         self.doubt = doubt
@@ -524,8 +523,7 @@ class CardReaderDetector:
         must not lose to the old one, which still reads the card below)."""
         conf = self.conf if conf is None else conf
         self._looked = []     # (outline, its reading's corners, pooled vector, ends) per outline read
-        self._faint_boxes = []
-        cards, kept = self._candidates(image, conf, outlines, fallback)
+        cards, kept, faint = self._candidates(image, conf, outlines, fallback)
         # Photos: where no outline names a card, the finder looks again with the light
         # evened out (a black card on a dark table), and only its new boxes are read. Only
         # then: on realdecks/valid's webcam photos, read always, it also made one right
@@ -534,12 +532,11 @@ class CardReaderDetector:
             cards = sorted(cards + self._evened(image, conf), key=lambda c: -c[1])
         if self.wider and not any(found for _, _, found in cards + kept):
             cards = sorted(cards + self._widened(image, conf), key=lambda c: -c[1])
-        if self._faint_boxes and not any(found for _, _, found in cards + kept):
+        if faint and not any(found for _, _, found in cards + kept):
             # A faint box is a guess at where a card is: it names one only surely.
-            faint = [self._retry(image, c, conf)
-                     for c in self._read_all(image, self._faint_boxes, conf)]
-            cards = sorted(cards + [(q, p, [f for f in found if f[1] >= FALLBACK_CONF])
-                                    for q, p, found in faint], key=lambda c: -c[1])
+            cards = sorted(cards + [_sure_only(self._retry(image, c, conf))
+                                    for c in self._read_all(image, faint, conf)],
+                           key=lambda c: -c[1])
         return self._settled(image, cards + kept)
 
     def _settled(self, image: np.ndarray, read: list) -> list:
@@ -615,15 +612,16 @@ class CardReaderDetector:
 
     def _candidates(self, image: np.ndarray, conf: float, outlines, fallback):
         """Every outline of the picture read (the finder's boxes from each angle, grown,
-        the given outlines, the frame and the table's), those that read best first; and
-        the fallback outlines read, each naming a card only surely."""
+        the given outlines, the frame and the table's), those that read best first; the
+        fallback outlines read, each naming a card only surely; and the finder's faint boxes
+        (under its own threshold, down to `faint`), not read: cards() reads them only where
+        no other outline names a card. One finder call gives both."""
+        faint: list[np.ndarray] = []
         if self.faint:
-            # One finder call down to the faint threshold: its boxes under the finder's own
-            # are kept aside, read only where no other outline names a card (cards()).
             found, scores = self.finder(image, conf=self.faint)
             strong = scores >= self.finder.conf
             quads = self._found(image, list(found[strong]))
-            self._faint_boxes = list(found[~strong])
+            faint = list(found[~strong])
         else:
             quads = self._found(image, self._find(image))
         quads += [np.asarray(q, np.float32) for q in outlines]
@@ -642,8 +640,7 @@ class CardReaderDetector:
         main = len(read) - len(fallback)
         cards = sorted((self._retry(image, c, conf) for c in read[:main]), key=lambda c: -c[1])
         # A kept outline is a guess at where a card still is: it names one only surely.
-        return cards, [(q, p, [f for f in found if f[1] >= FALLBACK_CONF])
-                       for q, p, found in read[main:]]
+        return cards, [_sure_only(c) for c in read[main:]], faint
 
     def _evened(self, image: np.ndarray, conf: float) -> list[tuple[np.ndarray, float, list]]:
         """The finder's EVEN_TOP best boxes on the picture with its light evened out, from
@@ -665,9 +662,8 @@ class CardReaderDetector:
         read = [self._retry(image, c, conf)
                 for c in self._read_all(image, [q - np.float32(b) for q in found], conf)]
         # A faint box (under the finder's own threshold) names a card only surely.
-        return [(q, p, [f for f in named if f[1] >= FALLBACK_CONF])
-                if self.faint and s < self.finder.conf else (q, p, named)
-                for (q, p, named), s in zip(read, scores)]
+        return [_sure_only(c) if self.faint and s < self.finder.conf else c
+                for c, s in zip(read, scores)]
 
     def _one_each(self, read: list, image: np.ndarray) -> list[tuple[np.ndarray, float, list]]:
         """Several outlines of one card: the first (the best read) is kept; with
@@ -734,6 +730,13 @@ class CardReaderDetector:
                           np.float32([d[1] for d, _ in dets]),
                           np.array([d[2] for d, _ in dets], int),
                           np.float32([q for _, q in dets])).sorted()
+
+
+def _sure_only(card: tuple) -> tuple:
+    """A read outline (outline, pooled probability, detections) naming its card only where
+    an end reads it at FALLBACK_CONF: an outline that is a guess at where a card is."""
+    q, pooled, found = card
+    return q, pooled, [f for f in found if f[1] >= FALLBACK_CONF]
 
 
 def _middle_of(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
