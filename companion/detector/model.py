@@ -187,15 +187,16 @@ PHOTO_ON_TOP = (0.3, 0.1)
 # measured first: it lost 11 right for 5 wrong removed. Video not: it has no wrong card
 # on the choice styles to remove.
 PHOTO_DOUBT = (0.2, 0.4)
-# Video, with an enrolled deck: where no outline names a card, the finder's boxes down to
-# this confidence (its own threshold is FINDER_CONF) are read too, each naming a card only
-# at FALLBACK_CONF (CardReaderDetector's `faint`): a card a hand half covers is boxed only
+# With an enrolled deck: where no outline names a card, the finder's boxes down to this
+# confidence (its own threshold is FINDER_CONF) are read too, each naming a card only at
+# FALLBACK_CONF (CardReaderDetector's `faint`): a card a hand half covers is boxed only
 # faintly, and most of what the choice style 555555555 missed on video was such a card.
-# Session 52, by a rule fixed before its figures (runs/-only rule log; choice styles more
-# right, no more wrong; enrolled games no fewer flips, none false): choice styles
+# Session 52, by rules fixed before its figures (runs/-only rule log; choice styles more
+# right, no more wrong; enrolled games no fewer flips, none false). Video: choice styles
 # 555555555 1008 -> 1013 of 1040 and 444444444 1023 -> 1027, no wrong card either way;
-# enrolled drawn games 1-10 192 of 193 either way. (Without the FALLBACK_CONF floor, the
-# first form, a held-out style named a 5c under a hand 6c: model card.)
+# enrolled drawn games 1-10 192 of 193 either way. Photos, judged after: 1024 / 8 and
+# 1035 / 1 -> 1024 / 8 and 1036 / 1. (Without the FALLBACK_CONF floor, the first form,
+# a held-out style named a 5c under a hand 6c on video: model card.)
 DECK_FAINT = 0.05
 
 
@@ -274,4 +275,4 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               by_picture=True,
                               on_top=PHOTO_ON_TOP if photo else None,
                               doubt=PHOTO_DOUBT if photo else None,
-                              faint=DECK_FAINT if deck is not None and not photo else 0.0)
+                              faint=DECK_FAINT if deck is not None else 0.0)
