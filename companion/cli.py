@@ -260,10 +260,12 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                            "python -m companion.training.harvest)")
     if not 0 <= args.real_share <= 1:
         raise CommandError("--real-share: a fraction from 0 to 1")
+    if not 0 < args.under_hands <= 1:
+        raise CommandError("--under-hands: a fraction above 0, up to 1")
     try:
         info = make_dataset(Path(args.out), args.images, args.seed, size=args.size,
                             val=args.val, workers=args.workers, real_faces=args.real_faces,
-                            real_share=args.real_share)
+                            real_share=args.real_share, shown=args.under_hands)
     except (ValueError, KeyError, OSError) as exc:
         raise CommandError(f"--real-faces {args.real_faces}: {exc}") from None
     print(f"{info['images']} images ({info['val']} for validation), {info['boxes']} card outlines "
@@ -678,6 +680,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "scenes show real faces of many designs instead of a rendered deck")
     p.add_argument("--real-share", type=float, default=0.5,
                    help="with --real-faces: the share of scenes with real faces (0.5)")
+    p.add_argument("--under-hands", type=float, default=0.9, metavar="SHARE",
+                   help="a card no other card lies over is outlined while this share of it "
+                        "shows with hands counted (default 0.9: hands hide it like cards)")
     p = add("render-game", cmd_render_game, "film a whole self-played game as the camera sees it",
             "Render a game of referee self-play at 30 fps, 1280x720: cards flipped onto the "
             "pile, slaps, pile collections. Writes FILE.mp4 and the ground truth FILE.jsonl "

@@ -11,8 +11,8 @@ import pytest
 from companion.engine import PRESETS, Game
 from companion.engine.cards import CLASS_NAMES
 from companion.render.faces import Deck, DeckStyle
-from companion.render.scene import (Placed, SceneRenderer, card_transform, index_labels,
-                                    warp_onto)
+from companion.render.scene import (Placed, SceneRenderer, card_labels, card_transform,
+                                    index_labels, warp_onto)
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +75,32 @@ def test_a_hand_over_the_index_removes_its_label(deck):
     hand[:200, :200] = 1.0                              # covers the top-left corner
     labels = index_labels([Placed(face, H, m)], hand, 400, 400)
     assert len(labels) == 1 and labels[0][1] > 200
+
+
+def test_a_top_card_under_a_hand_is_outlined_only_when_asked_and_a_card_below_never(deck):
+    from companion.training.dataset import card_lines
+    under, over = deck.face(3), deck.face(30)
+    canvas = np.full((500, 500, 3), 235, np.uint8)
+    H1 = card_transform(under, (250, 250), 260, 0)
+    m1 = warp_onto(canvas, under, H1)
+    H2 = card_transform(over, (215, 230), 260, 0)     # lies over a corner of the first
+    m2 = warp_onto(canvas, over, H2)
+    hand = np.zeros((500, 500), np.float32)
+    hand[:200, :] = 1.0                                 # a hand over the top card's top
+    cards = card_labels([Placed(under, H1, m1), Placed(over, H2, m2)], hand, 500, 500)
+    top, below = cards
+    assert top.cls == 30 and top.uncovered > 0.99 and 0.5 < top.visible < 0.9
+    assert below.uncovered < 0.9
+
+    class Scene:
+        pass
+    scene = Scene()
+    scene.cards = cards
+    assert card_lines(scene, 500) == []                 # hands hide a card as cards do
+    lines = card_lines(scene, 500, shown=0.5)           # ...unless it is asked for
+    assert len(lines) == 1
+    corners = np.float32(lines[0].split()[1:]).reshape(4, 2) * 500
+    assert np.allclose(corners, top.quad, atol=0.01)
 
 
 def test_scenes_are_deterministic_by_seed():

@@ -49,6 +49,7 @@ class CardLabel:
     visible: float           # share of the card neither covered nor out of frame
     index_visible: list[bool]  # per index box of the face: readable (>= VISIBLE_TO_LABEL)
     back: bool = False       # face down
+    uncovered: float = 1.0   # share neither under another card nor out of frame (hands allowed)
 
 
 def camera_homography(w: int, h: int, rng: np.random.Generator, tilt: float) -> np.ndarray:
@@ -140,6 +141,7 @@ def card_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
                 ) -> list[CardLabel]:
     """Every card's outline and how much of it (and of each index) shows."""
     above = np.zeros((h, w), np.float32) if cover is None else cover.copy()
+    cards_above = np.zeros((h, w), np.float32)
     out = []
     for p in reversed(placed):
         fh, fw = p.face.image.shape[:2]
@@ -147,6 +149,7 @@ def card_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
             np.float32([[[0, 0], [fw, 0], [fw, fh], [0, fh]]]), p.H)[0]
         area = max(cv2.contourArea(quad), 1.0)
         visible = float((p.mask * (1 - above)).sum()) / area
+        uncovered = float((p.mask * (1 - cards_above)).sum()) / area
         flags = []
         for x1, y1, x2, y2 in ([] if p.back else p.face.index_boxes):
             iq = cv2.perspectiveTransform(
@@ -159,8 +162,10 @@ def card_labels(placed: list[Placed], cover: np.ndarray | None, w: int, h: int,
                 float((qmask * (1 - above)).sum()) / max(inside, 1.0) >= VISIBLE_TO_LABEL
             flags.append(ok)
         out.append(CardLabel(None if p.back else p.face.cls, quad.astype(np.float32),
-                             min(visible, 1.0), [] if p.back else flags, p.back))
+                             min(visible, 1.0), [] if p.back else flags, p.back,
+                             min(uncovered, 1.0)))
         above = np.maximum(above, p.mask)
+        cards_above = np.maximum(cards_above, p.mask)
     return out
 
 

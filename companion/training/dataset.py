@@ -23,7 +23,8 @@ from tqdm import tqdm
 from ..render.scene import SceneRenderer
 
 _renderer: SceneRenderer | None = None
-WHOLE = 0.9                   # share of a card that must show to be labelled
+_shown = 0.9
+WHOLE = 0.9                   # share of a card that must show, but for hands, to be labelled
 # The card finder also learns small cards: a whole camera frame or a loose pile region
 # shows a card at a fifth of its height.
 CARD_RANGE = (0.18, 0.95)
@@ -45,19 +46,27 @@ def real_face_pool(npz: Path):
     return lambda rng, deck: FacePoolDeck(pool, jokers, deck, rng)
 
 
-def _init(size: int, seed: int, real_faces: str | None = None, real_share: float = 0.0) -> None:
-    global _renderer
+def _init(size: int, seed: int, real_faces: str | None = None, real_share: float = 0.0,
+          shown: float = WHOLE) -> None:
+    global _renderer, _shown
+    _shown = shown
     cv2.setNumThreads(1)      # one process per core does better than threads here
     maker = real_face_pool(Path(real_faces)) if real_faces else None
     _renderer = SceneRenderer(size, seed, card_range=CARD_RANGE, real_faces=maker,
                               real_share=real_share)
 
 
-def card_lines(scene, S: int) -> list[str]:
-    """OBB labels (ultralytics: class and four corners, normalised) for whole face-up cards."""
+def labelled(c, shown: float = WHOLE) -> bool:
+    return not c.back and c.uncovered >= WHOLE and c.visible >= shown
+
+
+def card_lines(scene, S: int, shown: float = WHOLE) -> list[str]:
+    """OBB labels (ultralytics: class and four corners, normalised) for face-up cards
+    whole but for hands: no other card over them nor the frame's edge across them, and
+    at least `shown` of them in view with hands counted."""
     lines = []
     for c in scene.cards:
-        if c.back or c.visible < WHOLE:
+        if not labelled(c, shown):
             continue
         q = np.clip(c.quad / S, 0, 1)
         lines.append("0 " + " ".join(f"{v:.6f}" for v in q.reshape(-1)))
@@ -70,7 +79,7 @@ def _work(job: tuple[int, str, str]) -> tuple[int, int]:
     scene = _renderer.render(index)
     S = _renderer.size
     cv2.imwrite(img_path, scene.image, [cv2.IMWRITE_JPEG_QUALITY, 93])
-    lines = card_lines(scene, S)
+    lines = card_lines(scene, S, _shown)
     Path(lbl_path).write_text("\n".join(lines) + ("\n" if lines else ""))
     return index, len(lines)
 
@@ -84,7 +93,8 @@ def write_data_yaml(out: Path) -> Path:
 
 def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float = 0.1,
                  workers: int | None = None, progress: bool = True,
-                 real_faces: str | None = None, real_share: float = 0.5) -> dict:
+                 real_faces: str | None = None, real_share: float = 0.5,
+                 shown: float = WHOLE) -> dict:
     """real_faces: harvested real cards (an npz of `companion.training.harvest`); that
     share of the scenes then shows real faces of many designs instead of a rendered deck."""
     out = Path(out)
@@ -100,7 +110,7 @@ def make_dataset(out: Path, images: int, seed: int, size: int = 320, val: float 
     workers = workers or min(os.cpu_count() or 1, 8)
     boxes = 0
     bar = tqdm(total=images, desc="rendering", unit="img", disable=not progress)
-    init = (size, seed, real_faces, real_share if real_faces else 0.0)
+    init = (size, seed, real_faces, real_share if real_faces else 0.0, shown)
     _init(*init)              # this process's renderer: the serial path and the contact sheet
     if workers == 1 or images < 8:
         for job in jobs:
@@ -127,7 +137,7 @@ def contact_sheet(path: Path, r: SceneRenderer, indices, cols: int = 6) -> Path:
         s = r.render(i)
         img = s.image.copy()
         for c in s.cards:
-            if not c.back and c.visible >= WHOLE:
+            if labelled(c, _shown):
                 draw_outline(img, c.quad)
         tiles.append(img)
     return save_grid(path, tiles, cols)
