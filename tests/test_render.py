@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -92,10 +93,7 @@ def test_a_top_card_under_a_hand_is_outlined_only_when_asked_and_a_card_below_ne
     assert top.cls == 30 and top.uncovered > 0.99 and 0.5 < top.visible < 0.9
     assert below.uncovered < 0.9
 
-    class Scene:
-        pass
-    scene = Scene()
-    scene.cards = cards
+    scene = SimpleNamespace(cards=cards)
     assert card_lines(scene, 500) == []                 # hands hide a card as cards do
     lines = card_lines(scene, 500, shown=0.5)           # ...unless it is asked for
     assert len(lines) == 1

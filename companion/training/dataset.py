@@ -4,7 +4,9 @@
     OUT/data.yaml                       OUT/contact_sheet.png
 
 One class, an oriented box around each face-up card that is nearly whole (in a
-pile, the top card): what the card finder learns.
+pile, the top card): what the card finder learns. With `shown` below 0.9
+(`--under-hands`), a card only a hand lies over is outlined too while that share of it
+shows (session 53's finder runs; model card, Training).
 
 Scene i of seed s is the same on every machine and in any worker, so a
 dataset can be rebuilt exactly instead of being stored.
@@ -23,8 +25,8 @@ from tqdm import tqdm
 from ..render.scene import SceneRenderer
 
 _renderer: SceneRenderer | None = None
-_shown = 0.9
 WHOLE = 0.9                   # share of a card that must show, but for hands, to be labelled
+_shown = WHOLE                # ...and with hands counted (make_dataset's `shown`)
 # The card finder also learns small cards: a whole camera frame or a loose pile region
 # shows a card at a fifth of its height.
 CARD_RANGE = (0.18, 0.95)
@@ -57,13 +59,14 @@ def _init(size: int, seed: int, real_faces: str | None = None, real_share: float
 
 
 def labelled(c, shown: float = WHOLE) -> bool:
+    """Whether a card (`CardLabel`) gets an outline: face up, no other card over it nor the
+    frame's edge across it, and `shown` of it in view with hands counted."""
     return not c.back and c.uncovered >= WHOLE and c.visible >= shown
 
 
 def card_lines(scene, S: int, shown: float = WHOLE) -> list[str]:
-    """OBB labels (ultralytics: class and four corners, normalised) for face-up cards
-    whole but for hands: no other card over them nor the frame's edge across them, and
-    at least `shown` of them in view with hands counted."""
+    """OBB labels (ultralytics: class and four corners, normalised) for the cards
+    `labelled` outlines."""
     lines = []
     for c in scene.cards:
         if not labelled(c, shown):
