@@ -8,6 +8,21 @@ from companion.detector.detections import Detections
 from companion.engine.cards import CLASS_NAMES
 
 
+class SameCornerReader:
+    """A corner reader that reads every crop alike: `card` at `p`, "no index" at `none`,
+    the rest spread evenly over the other cards."""
+
+    def __init__(self, card: str, p: float, none: float):
+        self.card, self.p, self.none = card, p, none
+
+    def __call__(self, crops):
+        out = np.full((len(crops), len(CLASS_NAMES) + 1),
+                      (1 - self.p - self.none) / (len(CLASS_NAMES) - 1), np.float32)
+        out[:, CLASS_NAMES.index(self.card)] = self.p
+        out[:, -1] = self.none
+        return out
+
+
 class ScriptedDetector:
     """Detections by frame: {frame: [(card, conf, (cx, cy))]}; the last script holds."""
     imgsz = 320

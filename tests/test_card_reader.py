@@ -16,7 +16,7 @@ from companion.engine.cards import CLASS_NAMES
 from companion.training.dataset import WHOLE, card_lines
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import SceneRenderer, card_transform, warp_onto
-from helpers import FixedFinder
+from helpers import FixedFinder, SameCornerReader
 
 
 def rect(cx, cy, w, h, angle):
@@ -435,21 +435,12 @@ def test_a_faintly_boxed_card_is_read_only_where_no_other_outline_names_one():
     assert names((nine, 0.9), (five, 0.2)) == {"9h", "5c"}     # both boxed surely: both read
 
 
-class UnsureReader:
-    """A corner reader that reads the 5 of clubs at 0.5 in any corner."""
-
-    def __call__(self, crops):
-        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.4 / 52, np.float32)
-        p[:, CLASS_NAMES.index("5c")] = 0.5
-        p[:, -1] = 0.1
-        return p
-
-
 def test_a_faint_box_names_a_card_only_surely():
     canvas, (five, _) = _two_cards()
 
     def names(score, wider=0.0):
-        return set(CardReaderDetector(FaintFinder((five, score)), UnsureReader(), retry=(),
+        reader = SameCornerReader("5c", 0.5, 0.1)          # the 5c at 0.5 in any corner
+        return set(CardReaderDetector(FaintFinder((five, score)), reader, retry=(),
                                       faint=0.05, wider=wider)(canvas).names)
 
     assert names(0.2) == {"5c"}                   # boxed surely: 0.5 names it

@@ -18,7 +18,7 @@ from companion.detector.model import COURT_LETTERS, MIDDLE_READER, MODELS
 from companion.engine.cards import CLASS_NAMES, RANKS, SUITS
 from companion.render.faces import Deck, DeckStyle
 from companion.render.scene import card_transform, warp_onto
-from helpers import FixedFinder
+from helpers import FixedFinder, SameCornerReader
 
 
 def _placed(name: str, angle: float, style: int):
@@ -140,22 +140,12 @@ def test_the_shipped_middle_reader_counts_the_pips_of_a_deck_style_it_never_saw(
     assert right >= total - 3, f"{right} of {total}"
 
 
-class UnsureReader:
-    """A corner reader that reads every crop as the 5 of clubs at 0.35 (under the photo
-    threshold), "no index" at 0.3."""
-
-    def __call__(self, crops):
-        p = np.full((len(crops), len(CLASS_NAMES) + 1), 0.35 / 51, np.float32)
-        p[:, CLASS_NAMES.index("5c")] = 0.35
-        p[:, -1] = 0.3
-        return p
-
-
 def test_an_unsure_card_is_named_when_its_middle_reads_it_surely():
     canvas, quad = _placed("5c", 20, 5)
 
     def names(middle, confirm=0.9):
-        return set(CardReaderDetector(FixedFinder(quad), UnsureReader(), conf=0.45, retry=(),
+        reader = SameCornerReader("5c", 0.35, 0.3)     # under the photo threshold
+        return set(CardReaderDetector(FixedFinder(quad), reader, conf=0.45, retry=(),
                                       middle=middle, veto=0.03, suit_veto=0.01,
                                       confirm=confirm, confirm_conf=0.25)(canvas).names)
 
