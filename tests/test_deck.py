@@ -390,3 +390,44 @@ def test_a_deck_doubts_a_card_whose_picture_is_another_cards(enrolled, style):
     blank = np.full_like(scene.image, 128)
     assert photo._doubted(blank, as_7h, as_7h)[0][2] == as_7h[0][2]
     assert load_detector(photo=False, deck=deck)._doubted(scene.image, as_7h, as_7h) is as_7h
+
+
+def test_a_deck_finds_the_top_card_its_corners_read_but_do_not_name(enrolled, style,
+                                                                   monkeypatch):
+    """Photos with a deck: a card named on one outline (the card below, whose corner shows)
+    gives way to the card another outline of that place reads without naming it (a hand
+    over one index), where that card's picture fits its outline's middle and the named
+    card's picture fits its own outline's not. Not where the other outline is a look at
+    the named card's own outline (grown about the same centre), not without the corners'
+    support, not on video and not without a deck."""
+    from companion.detector import card_reader
+    from companion.detector.card_reader import orientations, scale_quad
+    out, _, _ = enrolled
+    deck = EnrolledDeck.load(out)
+    qs, kh = CLASS_NAMES.index("Qs"), CLASS_NAMES.index("Kh")
+    scene = card_scene(style, kh, np.random.default_rng(5), min_visible=0.98)
+    top = np.float32(scene.cards[0].quad)
+    diagonal = float(np.linalg.norm(top[0] - top[2]))
+    below = top + np.float32([0.15 * diagonal, 0.0])  # the card below, shifted from the top card
+    vector = np.zeros(53, np.float32)
+    vector[kh] = 0.5                                   # read, but neither end names it
+    ends = [[1, 1, 5, 5], [6, 6, 9, 9]]
+
+    def beneath(det, named_at=below, looked_at=top, support=vector):
+        kept = [(named_at, 1.6, [([0, 0, 9, 9], 0.9, qs)])]
+        det._looked = [(looked_at, orientations(looked_at)[0], support, ends)]
+        got = det._beneath(scene.image, kept, kept)
+        return None if got[0][0] is named_at else got[0]
+
+    photo = load_detector(photo=True, deck=deck)
+    quad, fit, found = beneath(photo)
+    assert quad is top and [c for _, _, c in found] == [kh, kh] and 0.3 <= fit <= 1.0
+    # The Kh's picture fits a grown look at the Qs's own outline too, but that is one card.
+    grown = scale_quad(top, 1.15)
+    assert beneath(photo, named_at=top, looked_at=grown) is None
+    monkeypatch.setattr(card_reader, "DISTINCT_SHIFT", 0.0)
+    assert beneath(photo, named_at=top, looked_at=grown)[2][0][2] == kh
+    monkeypatch.undo()
+    assert beneath(photo, support=vector * 0.5) is None              # its corners: too unsure
+    assert beneath(load_detector(photo=False, deck=deck)) is None
+    assert beneath(load_detector(photo=True)) is None

@@ -341,6 +341,13 @@ def test_the_rescue_rule():
     assert rescues(ace_clubs, corner, 0.98, 0.2) is None          # the middle not sure enough
     # A picture names nothing (a court's middle cannot tell a jack from a king).
     assert rescues(_middle(COURT, {"c": 1.0}).p, corner, 0.5, 0.0) is None
+    # The corners sure of the rank, not the suit: an ace read As (1.2) over clear club pips.
+    corner[CLASS_NAMES.index("Ac")] = 0.0
+    assert rescues(ace_clubs, corner, 0.9, 0.2) is None           # the card itself: no support
+    assert rescues(ace_clubs, corner, 0.9, 0.2, 1.0) == (CLASS_NAMES.index("Ac"),
+                                                         pytest.approx(0.97))
+    assert rescues(ace_clubs, corner, 0.9, 0.2, 1.3) is None      # the rank too unsure
+    assert rescues(_middle(1, {"c": 0.97}).p, corner, 0.9, 0.2, 1.0) is None  # a 2: no ace read
 
 
 class CourtReader:

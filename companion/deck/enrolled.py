@@ -170,6 +170,22 @@ class EnrolledDeck:
                 best = (cards[i], float(fits[i]), k)
         return best
 
+    def supported_fit(self, vector: np.ndarray, middle: np.ndarray
+                      ) -> tuple[int, float] | None:
+        """The card whose picture fits an outline's middle crop better than every other
+        enrolled card's by more than PICTURE_MARGIN, where the outline's corners give it
+        at least PICTURE_SUPPORT (`vector`: their pooled card probabilities), as
+        names_by_picture judges one outline: (card, its picture's fit), or None."""
+        cards = sorted(self.pictures)
+        if len(cards) < 2 or vector[cards].max() < PICTURE_SUPPORT:
+            return None
+        fits = self._fits(middle, cards)
+        i = int(fits.argmax())
+        if vector[cards[i]] < PICTURE_SUPPORT or \
+                fits[i] - float(np.partition(fits, -2)[-2]) <= PICTURE_MARGIN:
+            return None
+        return cards[i], float(fits[i])
+
     def picture_fits(self, middle: np.ndarray, among: list[int]) -> list[float]:
         """How well a middle crop fits each of `among`'s own pictures (cards the deck has
         pictures of): which of two overlapping readings is the card on top, whose middle

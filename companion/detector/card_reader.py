@@ -56,6 +56,11 @@ RETRY_MIN = 1.0                      # ...kept if its two ends' probabilities su
 GROW_TOP = 2                         # how many of the finder's best boxes are grown (photos)
 EVEN_TOP = 2                         # ...and how many it finds with the light evened out
 EVEN_SIDE = 640                      # the picture's long side for that look (pixels)
+# Two outlines whose centres lie this share of a diagonal apart are two cards, one over
+# the other, not two looks at one card (`_beneath`). A look grown, snapped or turned
+# keeps its card's centre (within 0.01 on a realdecks/valid ace) but not its size or
+# angle, so neither overlap (IoU 0.71-0.8 there) nor angle tells them apart.
+DISTINCT_SHIFT = 0.05
 
 
 def orientations(corners: np.ndarray) -> list[np.ndarray]:
@@ -236,7 +241,7 @@ class CardReaderDetector:
                  grow: tuple[float, ...] = (), even_light: bool = False,
                  wider: float = 0.0, disagree: float = 0.0,
                  fuse: float = 0.0, fuse_rank: float = 0.0, court: float = 0.0,
-                 rescue: tuple[float, float] | None = None,
+                 rescue: tuple[float, ...] | None = None,
                  court_rescue: tuple[float, float] | None = None, by_picture: bool = False,
                  on_top: tuple[float, float] | None = None,
                  doubt: tuple[float, float] | None = None, faint: float = 0.0) -> None:
@@ -276,11 +281,12 @@ class CardReaderDetector:
         (middle_reader.prefers; 0: never); court: a named court whose corner reading of
         the twelve courts, each weighed by the middle's court-letter reading (a middle
         reader with letters) to this power, names another court is "unclear"
-        (middle_reader.prefers_court; 0: never); rescue (sure, support): a card that is left
-        unnamed after all that (its corners unsure, or vetoed or turned by the middle) is
-        named by the middle where it counts the card's pips and their suit each at `sure`
-        or more and the corners' pooled reading gives that very card at least `support`
-        (middle_reader.rescues; None: never); court_rescue (sure, support): one still
+        (middle_reader.prefers_court; 0: never); rescue (sure, support[, rank_support]): a
+        card that is left unnamed after all that (its corners unsure, or vetoed or turned
+        by the middle) is named by the middle where it counts the card's pips and their
+        suit each at `sure` or more and the corners' pooled reading gives that very card at
+        least `support`, or its rank at least `rank_support` (middle_reader.rescues; None:
+        never); court_rescue (sure, support): one still
         unnamed whose middle sees a picture and whose court letter is read, each at
         `sure` or more, is named as that letter's court of the suit its corners' pooled
         reading gives most, where that is at least `support` (middle_reader.rescues_court;
@@ -541,9 +547,43 @@ class CardReaderDetector:
 
     def _settled(self, image: np.ndarray, read: list) -> list:
         """Every outline's reading -> one reading per card, checked by the deck's pictures."""
-        kept = self._one_each(read, image)
+        kept = self._beneath(image, self._one_each(read, image), read)
         kept = self._doubted(image, self._courts_checked(image, kept, read), read)
         return self._by_picture(image, kept)
+
+    def _beneath(self, image: np.ndarray, kept: list, read: list) -> list:
+        """With `on_top` and a deck's pictures, as `_on_top` but for a top card whose
+        corners read it without naming it (a hand over one index, the other read under
+        the threshold; the named card is the one below, whose corner shows). Another
+        outline of that place (`_distinct`: not a look at the named card's own outline)
+        whose corners give a card some support and whose middle that card's picture fits
+        clearly best (enrolled.supported_fit), at least on_top's floor and better than the
+        named card's picture fits its own outlines by on_top's margin, is the card on top:
+        it is named there instead, its picture's fit as its confidence."""
+        deck = getattr(self.reader, "deck", None)
+        if self.on_top is None or not self._reads_pictures():
+            return kept
+        floor, margin = self.on_top
+        out = []
+        for quad, pooled, found in kept:
+            cls = found[0][2] if found else None
+            if cls is not None and cls in deck.pictures:
+                own = max(deck.picture_fits(_middle_of(image, q), [cls])[0]
+                          for q in _naming(read, quad, cls) or [quad])
+                best = None
+                for q, corners, vector, ends in self._looked:
+                    # Another outline at that place, not a look at the named card's own.
+                    if not _same_card(quad, q) or not _distinct(quad, q):
+                        continue
+                    got = deck.supported_fit(vector, middle_crop(image, corners))
+                    if got and got[0] != cls and got[1] >= floor and got[1] > own + margin \
+                            and (best is None or got[1] > best[1]):
+                        best = (got[0], got[1], q, ends)
+                if best is not None:
+                    c, fit, q, ends = best
+                    quad, pooled, found = q, fit, [(box, fit, c) for box in ends]
+            out.append((quad, pooled, found))
+        return out
 
     def _doubted(self, image: np.ndarray, kept: list, read: list) -> list:
         """With `doubt` and a deck's pictures: a named card is "unclear" where its own
@@ -755,6 +795,12 @@ def _same_card(quad: np.ndarray, other: np.ndarray) -> bool:
     quad's diagonal."""
     return bool(np.linalg.norm(quad.mean(0) - other.mean(0))
                 <= 0.25 * np.linalg.norm(quad[0] - quad[2]))
+
+
+def _distinct(quad: np.ndarray, other: np.ndarray) -> bool:
+    """Whether `other` outlines another card than `quad`: centres DISTINCT_SHIFT apart."""
+    return bool(np.linalg.norm(quad.mean(0) - other.mean(0))
+                >= DISTINCT_SHIFT * np.linalg.norm(quad[0] - quad[2]))
 
 
 def _box(region: np.ndarray, W: int, H: int) -> list[float]:

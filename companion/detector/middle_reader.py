@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.cards import COURT_CLASSES, RANKS, SUITS
+from ..engine.cards import CLASS_NAMES, COURT_CLASSES, RANKS, SUITS
 from .detections import ModelError, onnx_session, to_blob, warp_quad
 
 GROUPS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "court")
@@ -167,17 +167,22 @@ def names(probs: np.ndarray, sure: float) -> tuple[int, float] | None:
     return (cls, p) if 1 <= group < COURT and p >= sure else None
 
 
-def rescues(probs: np.ndarray, corner: np.ndarray, sure: float,
-            support: float) -> tuple[int, float] | None:
+def rescues(probs: np.ndarray, corner: np.ndarray, sure: float, support: float,
+            rank_support: float = float("inf")) -> tuple[int, float] | None:
     """The card a middle reading names where the corner reader, weighed with it, named
     none: its pips (an ace or 2-10; a picture names nothing) and their suit, each read at
     `sure` or more, and that card given at least `support` by the corners' pooled reading
-    (`corner`: its 52 card probabilities, summed over both ends). (The card's class, the
-    lesser of the middle's two probabilities) or None. A blurred index read as a 2c where
-    clear pips say 2s: the corners saw a 2 and a black suit, the middle says which."""
+    (`corner`: its 52 card probabilities, summed over both ends), or its rank, summed over
+    the four suits, at least `rank_support`. (The card's class, the lesser of the middle's
+    two probabilities) or None. A blurred index read as a 2c where clear pips say 2s: the
+    corners saw a 2 and a black suit, the middle says which; or read surely as a 2s where
+    the pips are plainly clubs: the corners saw the 2, the middle says the suit."""
     group, cls, p = _read_card(probs)
-    return (cls, p) if group != COURT and p >= sure and float(corner[cls]) >= support \
-        else None
+    if group == COURT or p < sure:
+        return None
+    rank = cls % len(RANKS)
+    return (cls, p) if float(corner[cls]) >= support or \
+        float(corner[rank:len(CLASS_NAMES):len(RANKS)].sum()) >= rank_support else None
 
 
 def rescues_court(probs: np.ndarray, letters: np.ndarray, corner: np.ndarray, sure: float,
