@@ -28,6 +28,7 @@ import hashlib
 import json
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,31 +156,24 @@ class EnrolledDeck:
         picture fits an outline's middle better than every other enrolled card's by more
         than PICTURE_MARGIN, where the corners give it at least PICTURE_SUPPORT; of
         several outlines, the best fit. (card, its picture's fit, which outline), or None."""
-        cards = sorted(self.pictures)
-        if len(cards) < 2:
-            return None
         best = None
         for k, vector in enumerate(pooled):
-            if vector[cards].max() < PICTURE_SUPPORT:
-                continue
-            fits = self._fits(middle_of(k), cards)
-            i = int(fits.argmax())
-            second = float(np.partition(fits, -2)[-2])
-            if vector[cards[i]] >= PICTURE_SUPPORT and fits[i] - second > PICTURE_MARGIN and \
-                    (best is None or fits[i] > best[1]):
-                best = (cards[i], float(fits[i]), k)
+            got = self.supported_fit(vector, lambda k=k: middle_of(k))
+            if got is not None and (best is None or got[1] > best[1]):
+                best = (got[0], got[1], k)
         return best
 
-    def supported_fit(self, vector: np.ndarray, middle: np.ndarray
+    def supported_fit(self, vector: np.ndarray, middle: Callable[[], np.ndarray]
                       ) -> tuple[int, float] | None:
         """The card whose picture fits an outline's middle crop better than every other
         enrolled card's by more than PICTURE_MARGIN, where the outline's corners give it
-        at least PICTURE_SUPPORT (`vector`: their pooled card probabilities), as
-        names_by_picture judges one outline: (card, its picture's fit), or None."""
+        at least PICTURE_SUPPORT (`vector`: their pooled card probabilities; `middle()`
+        cuts the crop, only once some card has that support): (card, its picture's fit),
+        or None. How names_by_picture judges each outline."""
         cards = sorted(self.pictures)
         if len(cards) < 2 or vector[cards].max() < PICTURE_SUPPORT:
             return None
-        fits = self._fits(middle, cards)
+        fits = self._fits(middle(), cards)
         i = int(fits.argmax())
         if vector[cards[i]] < PICTURE_SUPPORT or \
                 fits[i] - float(np.partition(fits, -2)[-2]) <= PICTURE_MARGIN:

@@ -575,7 +575,7 @@ class CardReaderDetector:
                     # Another outline at that place, not a look at the named card's own.
                     if not _same_card(quad, q) or not _distinct(quad, q):
                         continue
-                    got = deck.supported_fit(vector, middle_crop(image, corners))
+                    got = deck.supported_fit(vector, lambda: middle_crop(image, corners))
                     if got and got[0] != cls and got[1] >= floor and got[1] > own + margin \
                             and (best is None or got[1] > best[1]):
                         best = (got[0], got[1], q, ends)
