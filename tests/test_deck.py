@@ -261,6 +261,35 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         assert top1(det(scene.image))[0] == want, deck
 
 
+class _OtherSuit:
+    """A middle reader sure of an ace of spades: one large spade."""
+
+    def __call__(self, crops):
+        from companion.detector.middle_reader import GROUPS, OUTPUTS
+        from companion.engine.cards import SUITS
+        p = np.full(OUTPUTS, 0.001, np.float32)
+        p[0], p[len(GROUPS) + SUITS.index("s")] = 0.99, 0.99
+        return np.tile(p, (len(crops), 1))
+
+
+def test_with_a_deck_the_middles_veto_holds_however_sure_the_corners(enrolled, style):
+    """Without a deck a corner reading at VETO_SURE stands against the middle; a deck's
+    fitted heads read its look-alikes that surely too (an Ac read As over one large club),
+    so with a deck the middle's veto holds however sure the corners."""
+    from companion.detector.model import VETO_SURE
+    out, _, _ = enrolled
+    scene = card_scene(style, CLASS_NAMES.index("Ac"), np.random.default_rng(2), min_visible=0.98)
+    det = load_detector(photo=True, deck=out)
+    det.by_picture = False             # the veto alone (the deck's Ac picture would name it,
+    det.fuse = det.fuse_rank = 0.0     # and the middle's suit would outweigh the corners')
+    read = det(scene.image)
+    assert top1(read)[0] == "Ac" and float(read.confidence.max()) >= VETO_SURE
+    det.middle = _OtherSuit()
+    assert top1(det(scene.image))[0] is None
+    det.veto_sure = VETO_SURE          # as without a deck: the sure corners would stand
+    assert top1(det(scene.image))[0] == "Ac"
+
+
 def test_a_deck_keeps_its_courts_pictures_and_doubts_a_court_whose_picture_is_another(
         enrolled, style):
     """The enrolled cards' pictures are kept in the file; a card read as Kh whose middle

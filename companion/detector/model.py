@@ -67,6 +67,14 @@ DECK_SUIT_VETO = 0.2
 # a corner reading of 0.9-0.95. Chosen on the choice sets: realdecks/valid photos and the
 # rendered piles of seed 31337 the same, the valid-face games 201-205 one flip more.
 VETO_SURE = 0.9
+# With an enrolled deck no corner reading is that sure (DECK_VETO_SURE: never): the heads
+# fitted to one deck read its own index surely, its look-alikes too (an Ac read As at 0.9
+# and 0.82 over one large club, a 3s read 3c at 0.9 over spade pips), and the deck's
+# pictures tell such suits apart too seldom to judge them (a 6s: its picture 0.92, 6c's 0.91).
+# Session 56, rule fixed before its figures (runs/-only log); choice styles' bench_enrol
+# scenes, right / wrong of 1,040, photos: 555555555 1024 / 8 -> 1026 / 6, 444444444
+# 1036 / 1 (=), 387298334 1022 / 7 -> 1024 / 6; video unchanged (MODEL_CARD, Session 56).
+DECK_VETO_SURE = 2.0
 # A card named 2-10 whose middle the middle reader reads as an ace at ACE_VETO or more is
 # unclear too (session 48; middle_reader.agrees): a blurred ace's index read as a 3 or a
 # 6. Chosen on the choice sets among 0.8 / 0.9 / 0.95: rendered piles of seeds 31337 and
@@ -275,7 +283,8 @@ def load_detector(path: str | Path | None = None, imgsz: int | None = None,
                               looks=LOOKS, pool_looks=not photo,
                               turns=PHOTO_TURNS if photo else (), whole_frame=photo,
                               on_table=photo, middle=middle, veto=veto, suit_veto=suit_veto,
-                              ace_veto=ACE_VETO, veto_sure=VETO_SURE,
+                              ace_veto=ACE_VETO,
+                              veto_sure=VETO_SURE if deck is None else DECK_VETO_SURE,
                               confirm=PHOTO_CONFIRM if photo else LIVE_CONFIRM,
                               confirm_conf=CONFIRM_CONF,
                               alone=PHOTO_ALONE if photo else LIVE_ALONE,
