@@ -232,16 +232,20 @@ def test_enrol_by_dealing_before_the_camera(tmp_path):
     assert all("which card" in q for q, _ in asked)
 
 
-class _SuitUnsure:
-    """A middle reader that counts the pips right (an ace) but is only fairly sure of their
-    suit: clubs 0.15, spades 0.85."""
+class _AceMiddle:
+    """A middle reader that sees one large pip (an ace, 0.99) and gives its suit `suits`
+    (suit letter -> probability)."""
+
+    def __init__(self, **suits):
+        self.suits = suits
 
     def __call__(self, crops):
         from companion.detector.middle_reader import GROUPS, OUTPUTS
         from companion.engine.cards import SUITS
         p = np.full(OUTPUTS, 0.001, np.float32)
         p[0] = 0.99
-        p[len(GROUPS) + SUITS.index("c")], p[len(GROUPS) + SUITS.index("s")] = 0.15, 0.85
+        for suit, prob in self.suits.items():
+            p[len(GROUPS) + SUITS.index(suit)] = prob
         return np.tile(p, (len(crops), 1))
 
 
@@ -257,19 +261,8 @@ def test_with_a_deck_the_middles_suit_vetoes_more_readily(enrolled, style):
         det.veto_sure = 2.0            # however sure the corners
         det.by_picture = False         # the veto alone (the deck's Ac picture would name it)
         assert top1(det(scene.image))[0] == "Ac"
-        det.middle = _SuitUnsure()
+        det.middle = _AceMiddle(c=0.15, s=0.85)   # only fairly sure of the suit
         assert top1(det(scene.image))[0] == want, deck
-
-
-class _OtherSuit:
-    """A middle reader sure of an ace of spades: one large spade."""
-
-    def __call__(self, crops):
-        from companion.detector.middle_reader import GROUPS, OUTPUTS
-        from companion.engine.cards import SUITS
-        p = np.full(OUTPUTS, 0.001, np.float32)
-        p[0], p[len(GROUPS) + SUITS.index("s")] = 0.99, 0.99
-        return np.tile(p, (len(crops), 1))
 
 
 def test_with_a_deck_the_middles_veto_holds_however_sure_the_corners(enrolled, style):
@@ -284,7 +277,7 @@ def test_with_a_deck_the_middles_veto_holds_however_sure_the_corners(enrolled, s
     det.fuse = det.fuse_rank = 0.0     # and the middle's suit would outweigh the corners')
     read = det(scene.image)
     assert top1(read)[0] == "Ac" and float(read.confidence.max()) >= VETO_SURE
-    det.middle = _OtherSuit()
+    det.middle = _AceMiddle(s=0.99)          # one large spade, surely
     assert top1(det(scene.image))[0] is None
     det.veto_sure = VETO_SURE          # as without a deck: the sure corners would stand
     assert top1(det(scene.image))[0] == "Ac"
