@@ -489,3 +489,17 @@ def test_the_shipped_court_letters_leave_a_court_whose_picture_shows_no_letter_a
 def test_a_court_letter_file_of_the_wrong_shape_is_refused(tmp_path):
     with pytest.raises(ModelError, match="court-letter reader"):
         MiddleReader(MIDDLE_READER, letters_path=MIDDLE_READER)
+
+
+def test_a_network_started_from_the_corner_reader_keeps_its_features_and_takes_new_outputs():
+    torch = pytest.importorskip("torch")
+    from companion.training.corner_reader import WIDTHS, build_model
+    from companion.training.middle_reader import from_corner_reader
+    corner = build_model(WIDTHS)
+    corner.load_state_dict(torch.load(MODELS / "corner_reader.pt", map_location="cpu"))
+    started = from_corner_reader(MODELS / "corner_reader.pt", OUTPUTS)
+    x = torch.rand(2, 3, MID_H, MID_W)
+    corner.eval(), started.eval()
+    with torch.no_grad():
+        assert torch.allclose(corner[:-1](x), started[:-1](x))
+        assert started(x).shape == (2, OUTPUTS)
